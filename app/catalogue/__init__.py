@@ -1,0 +1,1 @@
+"""Node catalogue: every node type the editor offers, described from declared schemas (headless)."""

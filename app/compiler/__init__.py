@@ -1,0 +1,1 @@
+"""Graph -> engine.nn.Cell compiler and shape inference (headless)."""

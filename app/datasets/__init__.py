@@ -1,0 +1,1 @@
+"""Built-in and imported data sets (headless)."""

@@ -1,0 +1,1 @@
+"""Graph document: nodes, ports, edges and composite Cells, with change events (headless)."""

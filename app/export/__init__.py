@@ -1,0 +1,1 @@
+"""Exporters: runnable Python scripts, ONNX (headless)."""

@@ -1,0 +1,1 @@
+"""The main window and its wiring: the only part of app that imports Qt."""

@@ -1,0 +1,1 @@
+"""Project files (*.cwproj): atomic save, validating load, migrations (headless)."""

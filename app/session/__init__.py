@@ -1,0 +1,1 @@
+"""Training session: runs a compiled network off the GUI thread (headless)."""

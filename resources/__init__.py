@@ -1,0 +1,1 @@
+"""Bundled resources: icons, stylesheets, example projects and small data sets."""
