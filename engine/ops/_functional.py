@@ -1,0 +1,711 @@
+"""Differentiable functional ops on Tensors; each forward sits beside its gradient rule.
+
+A forward computes with NumPy and, only while recording and only when an
+input is on the tape, records one `Node` with its rule.  Rules are named
+`_<op>_vjp(g, saved, needs)` and return one gradient (or None) per input.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from engine._dtype import to_numpy_dtype
+from engine.autograd import Node, state, unbroadcast
+from engine.tensor import Tensor, _infer_array, wrap
+
+# ----------------------------------------------------------------------------- plumbing
+
+
+def _arr(x):
+    """Raw operand: a Tensor's array, a Python number as is (NumPy's weak typing), else an array."""
+    if isinstance(x, Tensor):
+        return x._data
+    if isinstance(x, (np.ndarray, float, int)):
+        return x
+    return _infer_array(x, None)
+
+
+def _link(x):
+    if isinstance(x, Tensor) and x._node is not None:
+        return (x._node, x._oi)
+    return None
+
+
+def _finish1(out, x, vjp, saved, name):
+    if state.recording and x._node is not None:
+        return wrap(out, Node(vjp, saved, ((x._node, x._oi),), name))
+    return wrap(out)
+
+
+def _finish2(out, a, b, vjp, saved, name):
+    if state.recording:
+        la = _link(a)
+        lb = _link(b)
+        if la is not None or lb is not None:
+            return wrap(out, Node(vjp, saved, (la, lb), name))
+    return wrap(out)
+
+
+def _finish_n(out, inputs, vjp, saved, name):
+    if state.recording:
+        links = tuple(_link(x) for x in inputs)
+        if any(link is not None for link in links):
+            return wrap(out, Node(vjp, saved, links, name))
+    return wrap(out)
+
+
+def _tensor(x, name="input") -> Tensor:
+    if isinstance(x, Tensor):
+        return x
+    try:
+        return wrap(_infer_array(x, None))
+    except TypeError as exc:
+        raise TypeError(f"{name} must be a Tensor, got {type(x).__name__}") from exc
+
+
+def _fix_float(out, ad, bd):
+    # An int tensor mixed with a Python float gives float32 (the seeds' default), not float64.
+    if out.dtype.char == "d" and not (
+        getattr(ad, "dtype", None) == np.float64 or getattr(bd, "dtype", None) == np.float64
+    ):
+        return out.astype(np.float32)
+    return out
+
+
+def _shape(x) -> tuple:
+    return x.shape if isinstance(x, np.ndarray) else ()
+
+
+# ----------------------------------------------------------------------------- arithmetic
+
+
+def add(x, y):
+    a, b = _arr(x), _arr(y)
+    out = np.add(a, b)
+    if out.dtype.char == "d":
+        out = _fix_float(out, a, b)
+    return _finish2(out, x, y, _add_vjp, (_shape(a), _shape(b)), "add")
+
+
+def _add_vjp(g, saved, needs):
+    sa, sb = saved
+    return (unbroadcast(g, sa) if needs[0] else None, unbroadcast(g, sb) if needs[1] else None)
+
+
+def sub(x, y):
+    a, b = _arr(x), _arr(y)
+    out = np.subtract(a, b)
+    if out.dtype.char == "d":
+        out = _fix_float(out, a, b)
+    return _finish2(out, x, y, _sub_vjp, (_shape(a), _shape(b)), "sub")
+
+
+def _sub_vjp(g, saved, needs):
+    sa, sb = saved
+    return (unbroadcast(g, sa) if needs[0] else None, unbroadcast(-g, sb) if needs[1] else None)
+
+
+def mul(x, y):
+    a, b = _arr(x), _arr(y)
+    out = np.multiply(a, b)
+    if out.dtype.char == "d":
+        out = _fix_float(out, a, b)
+    return _finish2(out, x, y, _mul_vjp, (a, b), "mul")
+
+
+def _mul_vjp(g, saved, needs):
+    a, b = saved
+    return (
+        unbroadcast(g * b, _shape(a)) if needs[0] else None,
+        unbroadcast(g * a, _shape(b)) if needs[1] else None,
+    )
+
+
+def div(x, y):
+    a, b = _arr(x), _arr(y)
+    out = np.true_divide(a, b)
+    if out.dtype.char == "d":
+        out = _fix_float(out, a, b)
+    return _finish2(out, x, y, _div_vjp, (a, b, out), "div")
+
+
+def _div_vjp(g, saved, needs):
+    a, b, out = saved
+    return (
+        unbroadcast(g / b, _shape(a)) if needs[0] else None,
+        unbroadcast(-g * out / b, _shape(b)) if needs[1] else None,
+    )
+
+
+def floor_div(x, y):
+    return wrap(np.floor_divide(_arr(x), _arr(y)))
+
+
+def mod(x, y):
+    a, b = _arr(x), _arr(y)
+    out = np.mod(a, b)
+    return _finish2(out, x, y, _mod_vjp, (a, b), "mod")
+
+
+def _mod_vjp(g, saved, needs):
+    a, b = saved
+    return (
+        unbroadcast(g, _shape(a)) if needs[0] else None,
+        unbroadcast(-g * np.floor_divide(a, b), _shape(b)) if needs[1] else None,
+    )
+
+
+def pow(x, y):  # noqa: A001 - MindSpore's name
+    a, b = _arr(x), _arr(y)
+    out = np.power(a, b)
+    if out.dtype.char == "d":
+        out = _fix_float(out, a, b)
+    return _finish2(out, x, y, _pow_vjp, (a, b, out), "pow")
+
+
+def _pow_vjp(g, saved, needs):
+    a, b, out = saved
+    ga = gb = None
+    if needs[0]:
+        ga = unbroadcast(g * b * np.power(a, b - 1), _shape(a))
+    if needs[1]:
+        safe = np.where(a > 0, a, 1)
+        gb = unbroadcast(g * out * np.log(safe) * (a > 0), _shape(b))
+    return ga, gb
+
+
+def neg(x):
+    x = _tensor(x)
+    return _finish1(np.negative(x._data), x, _neg_vjp, None, "neg")
+
+
+def _neg_vjp(g, saved, needs):
+    return (-g,)
+
+
+def maximum(x, y):
+    a, b = _arr(x), _arr(y)
+    out = np.maximum(a, b)
+    return _finish2(out, x, y, _maximum_vjp, (a, b), "maximum")
+
+
+def _maximum_vjp(g, saved, needs):
+    a, b = saved
+    mask = a >= b
+    return (
+        unbroadcast(g * mask, _shape(a)) if needs[0] else None,
+        unbroadcast(g * ~mask, _shape(b)) if needs[1] else None,
+    )
+
+
+def minimum(x, y):
+    a, b = _arr(x), _arr(y)
+    out = np.minimum(a, b)
+    return _finish2(out, x, y, _minimum_vjp, (a, b), "minimum")
+
+
+def _minimum_vjp(g, saved, needs):
+    a, b = saved
+    mask = a <= b
+    return (
+        unbroadcast(g * mask, _shape(a)) if needs[0] else None,
+        unbroadcast(g * ~mask, _shape(b)) if needs[1] else None,
+    )
+
+
+# ----------------------------------------------------------------------------- matmul and dense
+
+
+def matmul(x, y):
+    x, y = _tensor(x, "matmul input"), _tensor(y, "matmul other")
+    a, b = x._data, y._data
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul needs tensors with at least 1 dimension")
+    ka = a.shape[-1]
+    kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if ka != kb:
+        raise ValueError(
+            f"matmul shape mismatch: {tuple(a.shape)} @ {tuple(b.shape)} "
+            f"(inner dimensions {ka} and {kb} differ)"
+        )
+    out = np.matmul(a, b)
+    return _finish2(out, x, y, _matmul_vjp, (a, b), "matmul")
+
+
+def _matmul_vjp(g, saved, needs):
+    a, b = saved
+    a2 = a[None, :] if a.ndim == 1 else a
+    b2 = b[:, None] if b.ndim == 1 else b
+    g2 = g
+    if a.ndim == 1:
+        g2 = np.expand_dims(g2, -2)
+    if b.ndim == 1:
+        g2 = np.expand_dims(g2, -1)
+    ga = gb = None
+    if needs[0]:
+        ga = np.matmul(g2, np.swapaxes(b2, -1, -2))
+        if a.ndim == 1:
+            ga = ga.reshape(ga.shape[:-2] + ga.shape[-1:])
+        ga = unbroadcast(ga, a.shape)
+    if needs[1]:
+        gb = np.matmul(np.swapaxes(a2, -1, -2), g2)
+        if b.ndim == 1:
+            gb = gb[..., 0]
+        gb = unbroadcast(gb, b.shape)
+    return ga, gb
+
+
+def dense(x, weight, bias=None):
+    """`x @ weight.T + bias` as one op (the Dense layer's hot path)."""
+    a, w = x._data, weight._data
+    if a.shape[-1] != w.shape[1]:
+        raise ValueError(
+            f"Dense expects inputs with {w.shape[1]} features, got shape {tuple(a.shape)}"
+        )
+    out = a @ w.T
+    if bias is not None:
+        out += bias._data
+    if state.recording:
+        links = (_link(x), _link(weight), _link(bias) if bias is not None else None)
+        if links[0] is not None or links[1] is not None or links[2] is not None:
+            return wrap(out, Node(_dense_vjp, (a, w), links, "dense"))
+    return wrap(out)
+
+
+def _dense_vjp(g, saved, needs):
+    a, w = saved
+    gx = g @ w if needs[0] else None
+    if needs[1]:
+        if a.ndim == 2:
+            gw = g.T @ a
+        else:
+            gw = g.reshape(-1, g.shape[-1]).T @ a.reshape(-1, a.shape[-1])
+    else:
+        gw = None
+    gb = g.reshape(-1, g.shape[-1]).sum(axis=0) if needs[2] else None
+    return gx, gw, gb
+
+
+# ----------------------------------------------------------------------------- unary math
+
+
+def _unary(fn, vjp, name):
+    def op(x):
+        x = _tensor(x)
+        d = x._data
+        out = fn(d)
+        return _finish1(out, x, vjp, (d, out), name)
+
+    op.__name__ = name
+    op.__qualname__ = name
+    return op
+
+
+def _exp_vjp(g, saved, needs):
+    return (g * saved[1],)
+
+
+def _log_vjp(g, saved, needs):
+    return (g / saved[0],)
+
+
+def _sqrt_vjp(g, saved, needs):
+    return (g / (2 * saved[1]),)
+
+
+def _abs_vjp(g, saved, needs):
+    return (g * np.sign(saved[0]),)
+
+
+def _relu_vjp(g, saved, needs):
+    return (g * (saved[1] > 0),)
+
+
+def _sigmoid_vjp(g, saved, needs):
+    s = saved[1]
+    return (g * s * (1 - s),)
+
+
+def _tanh_vjp(g, saved, needs):
+    t = saved[1]
+    return (g * (1 - t * t),)
+
+
+def _square_vjp(g, saved, needs):
+    return (g * 2 * saved[0],)
+
+
+def _sin_vjp(g, saved, needs):
+    return (g * np.cos(saved[0]),)
+
+
+def _cos_vjp(g, saved, needs):
+    return (-g * np.sin(saved[0]),)
+
+
+def _softplus_vjp(g, saved, needs):
+    return (g * _np_sigmoid(saved[0]),)
+
+
+def _rsqrt_vjp(g, saved, needs):
+    return (-0.5 * g * saved[1] ** 3,)
+
+
+def _np_sigmoid(d):
+    # Stable in both tails: exp of a non-positive number only.
+    e = np.exp(-np.abs(d))
+    return np.where(d >= 0, 1 / (1 + e), e / (1 + e)).astype(d.dtype, copy=False)
+
+
+def _np_relu(d):
+    return np.maximum(d, 0, dtype=d.dtype) if d.dtype.kind == "f" else np.maximum(d, 0)
+
+
+def _np_softplus(d):
+    return (np.maximum(d, 0) + np.log1p(np.exp(-np.abs(d)))).astype(d.dtype, copy=False)
+
+
+exp = _unary(np.exp, _exp_vjp, "exp")
+log = _unary(np.log, _log_vjp, "log")
+sqrt = _unary(np.sqrt, _sqrt_vjp, "sqrt")
+rsqrt = _unary(lambda d: 1 / np.sqrt(d), _rsqrt_vjp, "rsqrt")
+abs = _unary(np.abs, _abs_vjp, "abs")  # noqa: A001
+relu = _unary(_np_relu, _relu_vjp, "relu")
+sigmoid = _unary(_np_sigmoid, _sigmoid_vjp, "sigmoid")
+tanh = _unary(np.tanh, _tanh_vjp, "tanh")
+square = _unary(np.square, _square_vjp, "square")
+sin = _unary(np.sin, _sin_vjp, "sin")
+cos = _unary(np.cos, _cos_vjp, "cos")
+softplus = _unary(_np_softplus, _softplus_vjp, "softplus")
+
+
+def leaky_relu(x, alpha=0.2):
+    x = _tensor(x)
+    d = x._data
+    out = np.where(d > 0, d, d * alpha).astype(d.dtype, copy=False)
+    return _finish1(out, x, _leaky_relu_vjp, (d, alpha), "leaky_relu")
+
+
+def _leaky_relu_vjp(g, saved, needs):
+    d, alpha = saved
+    return (np.where(d > 0, g, g * alpha),)
+
+
+_GELU_C = np.sqrt(2 / np.pi)
+
+
+def gelu(x, approximate="tanh"):
+    """GELU; MindSpore's default is the tanh approximation."""
+    x = _tensor(x)
+    d = x._data
+    if approximate == "tanh":
+        inner = _GELU_C * (d + 0.044715 * d**3)
+        t = np.tanh(inner)
+        out = 0.5 * d * (1 + t)
+        return _finish1(out, x, _gelu_tanh_vjp, (d, t), "gelu")
+    from math import erf as _erf
+
+    erf = np.vectorize(_erf, otypes=[d.dtype])
+    cdf = 0.5 * (1 + erf(d / np.sqrt(2)))
+    out = d * cdf
+    return _finish1(out.astype(d.dtype), x, _gelu_erf_vjp, (d, cdf), "gelu")
+
+
+def _gelu_tanh_vjp(g, saved, needs):
+    d, t = saved
+    dinner = _GELU_C * (1 + 3 * 0.044715 * d * d)
+    return (g * (0.5 * (1 + t) + 0.5 * d * (1 - t * t) * dinner),)
+
+
+def _gelu_erf_vjp(g, saved, needs):
+    d, cdf = saved
+    pdf = np.exp(-0.5 * d * d) / np.sqrt(2 * np.pi)
+    return (g * (cdf + d * pdf),)
+
+
+def clip(x, min=None, max=None):  # noqa: A002 - MindSpore's names
+    x = _tensor(x)
+    d = x._data
+    out = np.clip(d, min, max)
+    return _finish1(out, x, _clip_vjp, (d, min, max), "clip")
+
+
+def _clip_vjp(g, saved, needs):
+    d, lo, hi = saved
+    mask = np.ones(d.shape, dtype=bool)
+    if lo is not None:
+        mask &= d >= lo
+    if hi is not None:
+        mask &= d <= hi
+    return (g * mask,)
+
+
+clamp = clip
+
+
+def cast(x, dtype):
+    x = _tensor(x)
+    target = to_numpy_dtype(dtype)
+    d = x._data
+    if d.dtype == target:
+        return x
+    out = d.astype(target)
+    if target.kind != "f" or d.dtype.kind != "f":
+        return wrap(out)  # integer and bool results are not differentiated
+    return _finish1(out, x, _cast_vjp, d.dtype, "cast")
+
+
+def _cast_vjp(g, saved, needs):
+    return (g.astype(saved),)
+
+
+def identity(x):
+    x = _tensor(x)
+    return _finish1(x._data, x, _identity_vjp, None, "identity")
+
+
+def _identity_vjp(g, saved, needs):
+    return (g,)
+
+
+# ----------------------------------------------------------------------------- softmax family
+
+
+def softmax(x, axis=-1):
+    x = _tensor(x)
+    d = x._data
+    e = np.exp(d - d.max(axis=axis, keepdims=True))
+    out = e / e.sum(axis=axis, keepdims=True)
+    return _finish1(out, x, _softmax_vjp, (out, axis), "softmax")
+
+
+def _softmax_vjp(g, saved, needs):
+    s, axis = saved
+    gs = g * s
+    return (gs - s * gs.sum(axis=axis, keepdims=True),)
+
+
+def log_softmax(x, axis=-1):
+    x = _tensor(x)
+    d = x._data
+    shifted = d - d.max(axis=axis, keepdims=True)
+    out = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
+    return _finish1(out, x, _log_softmax_vjp, (out, axis), "log_softmax")
+
+
+def _log_softmax_vjp(g, saved, needs):
+    out, axis = saved
+    return (g - np.exp(out) * g.sum(axis=axis, keepdims=True),)
+
+
+def logsumexp(x, axis=None, keep_dims=False):
+    x = _tensor(x)
+    d = x._data
+    m = d.max(axis=axis, keepdims=True)
+    lse = m + np.log(np.exp(d - m).sum(axis=axis, keepdims=True))
+    out = lse if keep_dims else np.squeeze(lse, axis=axis) if axis is not None else lse.reshape(())
+    return _finish1(out, x, _logsumexp_vjp, (d, lse), "logsumexp")
+
+
+def _logsumexp_vjp(g, saved, needs):
+    d, lse = saved
+    return (np.reshape(g, lse.shape) * np.exp(d - lse),)
+
+
+# ----------------------------------------------------------------------------- reductions
+
+
+def _axes(axis, ndim):
+    if axis is None or axis == ():
+        return tuple(range(ndim))
+    if isinstance(axis, int):
+        return (axis % ndim if ndim else 0,)
+    return tuple(a % ndim for a in axis)
+
+
+def _expand_reduced(g, shape, axes, keepdims):
+    if not keepdims and shape:
+        for a in sorted(axes):
+            g = np.expand_dims(g, a)
+    return g
+
+
+def sum(x, axis=None, keepdims=False, dtype=None):  # noqa: A001
+    x = _tensor(x)
+    d = x._data
+    axes = _axes(axis, d.ndim)
+    out = d.sum(axis=axes, keepdims=keepdims)
+    if dtype is not None:
+        out = out.astype(to_numpy_dtype(dtype))
+    elif d.dtype.kind == "b":
+        out = out.astype(np.int64)
+    return _finish1(out, x, _sum_vjp, (d.shape, axes, keepdims), "sum")
+
+
+def _sum_vjp(g, saved, needs):
+    shape, axes, keepdims = saved
+    return (np.broadcast_to(_expand_reduced(g, shape, axes, keepdims), shape),)
+
+
+def mean(x, axis=None, keepdims=False):
+    x = _tensor(x)
+    d = x._data
+    axes = _axes(axis, d.ndim)
+    out = d.mean(axis=axes, keepdims=keepdims)
+    if d.dtype.kind != "f":
+        out = out.astype(np.float32)
+    count = 1
+    for a in axes:
+        count *= d.shape[a]
+    return _finish1(out, x, _mean_vjp, (d.shape, axes, keepdims, max(count, 1)), "mean")
+
+
+def _mean_vjp(g, saved, needs):
+    shape, axes, keepdims, count = saved
+    g = _expand_reduced(g, shape, axes, keepdims) / count
+    return (np.broadcast_to(g, shape),)
+
+
+def _extreme(fn, name):
+    def op(x, axis=None, keepdims=False):
+        x = _tensor(x)
+        d = x._data
+        axes = _axes(axis, d.ndim)
+        out = fn(d, axis=axes, keepdims=keepdims)
+        return _finish1(out, x, _extreme_vjp, (d, out, axes, keepdims), name)
+
+    op.__name__ = name
+    return op
+
+
+def _extreme_vjp(g, saved, needs):
+    d, out, axes, keepdims = saved
+    out_k = _expand_reduced(out, d.shape, axes, keepdims)
+    mask = d == out_k
+    # Ties share the gradient equally, so the rule matches finite differences.
+    count = mask.sum(axis=axes, keepdims=True)
+    return (_expand_reduced(g, d.shape, axes, keepdims) * mask / count,)
+
+
+amax = _extreme(np.max, "amax")
+amin = _extreme(np.min, "amin")
+
+
+def prod(x, axis=None, keepdims=False):
+    x = _tensor(x)
+    d = x._data
+    axes = _axes(axis, d.ndim)
+    out = d.prod(axis=axes, keepdims=keepdims)
+    return _finish1(out, x, _prod_vjp, (d, out, axes, keepdims), "prod")
+
+
+def _prod_vjp(g, saved, needs):
+    d, out, axes, keepdims = saved
+    out_k = _expand_reduced(out, d.shape, axes, keepdims)
+    g_k = _expand_reduced(g, d.shape, axes, keepdims)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        gd = np.where(d != 0, g_k * out_k / np.where(d != 0, d, 1), 0)
+    if np.any(d == 0):
+        # Exact rule where zeros occur: product of the other entries.
+        for idx in zip(*np.nonzero(d == 0), strict=False):
+            others = d.copy()
+            others[idx] = 1
+            gd[idx] = (g_k * others.prod(axis=axes, keepdims=True))[
+                tuple(0 if i in axes else j for i, j in enumerate(idx))
+            ]
+    return (gd,)
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    m = mean(x, axis=axis, keepdims=True)
+    diff = sub(x, m)
+    sq = mul(diff, diff)
+    d = _tensor(x)._data
+    axes = _axes(axis, d.ndim)
+    count = 1
+    for a in axes:
+        count *= d.shape[a]
+    return div(sum(sq, axis=axis, keepdims=keepdims), max(count - ddof, 1))
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+def argmax(x, axis=None, keepdims=False):
+    d = _arr(x)
+    return wrap(np.argmax(d, axis=axis, keepdims=keepdims).astype(np.int64))
+
+
+def argmin(x, axis=None, keepdims=False):
+    d = _arr(x)
+    return wrap(np.argmin(d, axis=axis, keepdims=keepdims).astype(np.int64))
+
+
+def max(x, axis=None, keepdims=False):  # noqa: A001
+    """MindSpore 2.x `ops.max`: `(values, indices)` along `axis`; the value alone for axis=None."""
+    if axis is None:
+        return amax(x)
+    return amax(x, axis=axis, keepdims=keepdims), argmax(x, axis=axis, keepdims=keepdims)
+
+
+def min(x, axis=None, keepdims=False):  # noqa: A001
+    if axis is None:
+        return amin(x)
+    return amin(x, axis=axis, keepdims=keepdims), argmin(x, axis=axis, keepdims=keepdims)
+
+
+# ----------------------------------------------------------------------------- comparisons
+
+
+def _compare(fn, name):
+    def op(x, y):
+        return wrap(fn(_arr(x), _arr(y)))
+
+    op.__name__ = name
+    return op
+
+
+gt = greater = _compare(np.greater, "gt")
+ge = greater_equal = _compare(np.greater_equal, "ge")
+lt = less = _compare(np.less, "lt")
+le = less_equal = _compare(np.less_equal, "le")
+eq = equal = _compare(np.equal, "eq")
+ne = not_equal = _compare(np.not_equal, "ne")
+logical_and = _compare(np.logical_and, "logical_and")
+logical_or = _compare(np.logical_or, "logical_or")
+
+
+def logical_not(x):
+    return wrap(np.logical_not(_arr(x)))
+
+
+def isnan(x):
+    return wrap(np.isnan(_arr(x)))
+
+
+def isfinite(x):
+    return wrap(np.isfinite(_arr(x)))
+
+
+def select(cond, x, y):
+    """Elementwise `x where cond else y` (MindSpore `ops.select`)."""
+    c = np.asarray(_arr(cond), dtype=bool)
+    a, b = _arr(x), _arr(y)
+    out = np.where(c, a, b)
+    if isinstance(a, np.ndarray) and out.dtype != a.dtype and a.dtype.kind == "f":
+        out = out.astype(a.dtype)
+    return _finish2(out, x, y, _select_vjp, (c, _shape(a), _shape(b)), "select")
+
+
+def _select_vjp(g, saved, needs):
+    c, sa, sb = saved
+    zero = np.zeros((), dtype=g.dtype)
+    return (
+        unbroadcast(np.where(c, g, zero), sa) if needs[0] else None,
+        unbroadcast(np.where(c, zero, g), sb) if needs[1] else None,
+    )
+
+
+def where(condition, x, y):
+    return select(condition, x, y)

@@ -1,0 +1,145 @@
+"""Binds Tensor's operators and methods to the functional ops (one implementation each)."""
+
+from __future__ import annotations
+
+from engine.ops import _functional as F
+from engine.ops import _shape as S
+from engine.tensor import Tensor
+
+
+def _r(fn):
+    def reflected(self, other):
+        return fn(other, self)
+
+    return reflected
+
+
+def _eq(self, other):
+    if other is None:
+        return False
+    return F.eq(self, other)
+
+
+def _ne(self, other):
+    if other is None:
+        return True
+    return F.ne(self, other)
+
+
+def _reduce(fn):
+    def method(self, axis=None, keepdims=False, **kw):
+        # MindSpore spells it keep_dims on some Tensor methods.
+        keepdims = kw.pop("keep_dims", keepdims)
+        return fn(self, axis=axis, keepdims=keepdims, **kw)
+
+    return method
+
+
+def _astype(self, dtype, copy=True):
+    return F.cast(self, dtype)
+
+
+def _float(self):
+    return F.cast(self, "float32")
+
+
+def _view(self, *shape):
+    return S.reshape(self, *shape)
+
+
+def _all(self, axis=None, keep_dims=False):
+    from engine.tensor import wrap
+
+    return wrap(self._data.all(axis=axis, keepdims=keep_dims))
+
+
+def _any(self, axis=None, keep_dims=False):
+    from engine.tensor import wrap
+
+    return wrap(self._data.any(axis=axis, keepdims=keep_dims))
+
+
+def _var(self, axis=None, ddof=0, keepdims=False):
+    return F.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def _std(self, axis=None, ddof=0, keepdims=False):
+    return F.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+
+
+def _max(self, axis=None, keepdims=False, **kw):
+    return F.amax(self, axis=axis, keepdims=kw.pop("keep_dims", keepdims))
+
+
+def _min(self, axis=None, keepdims=False, **kw):
+    return F.amin(self, axis=axis, keepdims=kw.pop("keep_dims", keepdims))
+
+
+def bind() -> None:
+    T = Tensor
+    T.__add__ = F.add
+    T.__radd__ = _r(F.add)
+    T.__sub__ = F.sub
+    T.__rsub__ = _r(F.sub)
+    T.__mul__ = F.mul
+    T.__rmul__ = _r(F.mul)
+    T.__truediv__ = F.div
+    T.__rtruediv__ = _r(F.div)
+    T.__floordiv__ = F.floor_div
+    T.__rfloordiv__ = _r(F.floor_div)
+    T.__mod__ = F.mod
+    T.__rmod__ = _r(F.mod)
+    T.__pow__ = F.pow
+    T.__rpow__ = _r(F.pow)
+    T.__matmul__ = F.matmul
+    T.__rmatmul__ = _r(F.matmul)
+    T.__neg__ = F.neg
+    T.__pos__ = lambda self: self
+    T.__abs__ = F.abs
+    T.__lt__ = F.lt
+    T.__le__ = F.le
+    T.__gt__ = F.gt
+    T.__ge__ = F.ge
+    T.__eq__ = _eq
+    T.__ne__ = _ne
+    T.__and__ = F.logical_and
+    T.__or__ = F.logical_or
+    T.__invert__ = F.logical_not
+    T.__getitem__ = S.getitem
+    T.__setitem__ = S.setitem
+
+    T.add, T.sub, T.mul, T.div, T.matmul = F.add, F.sub, F.mul, F.div, F.matmul
+    T.sum = _reduce(F.sum)
+    T.mean = _reduce(F.mean)
+    T.prod = _reduce(F.prod)
+    T.max = _max
+    T.min = _min
+    T.amax = _reduce(F.amax)
+    T.amin = _reduce(F.amin)
+    T.argmax = F.argmax
+    T.argmin = F.argmin
+    T.var = _var
+    T.std = _std
+    T.all = _all
+    T.any = _any
+    T.reshape = S.reshape
+    T.view = _view
+    T.transpose = S.transpose
+    T.permute = S.transpose
+    T.swapaxes = S.swapaxes
+    T.squeeze = S.squeeze
+    T.expand_dims = S.expand_dims
+    T.unsqueeze = S.expand_dims
+    T.flatten = lambda self, order="C", *, start_dim=0, end_dim=-1: S.flatten(
+        self, order, start_dim=start_dim, end_dim=end_dim
+    )
+    T.broadcast_to = S.broadcast_to
+    T.tile = S.tile
+    T.exp, T.log, T.sqrt, T.abs = F.exp, F.log, F.sqrt, F.abs
+    T.relu, T.sigmoid, T.tanh, T.square = F.relu, F.sigmoid, F.tanh, F.square
+    T.clip = T.clamp = F.clip
+    T.softmax = F.softmax
+    T.astype = _astype
+    T.to = _astype
+    T.float = _float
+    T.T = property(lambda self: S.transpose(self))
