@@ -1,0 +1,1 @@
+"""MindSpore-style `engine.common` namespace (initializers)."""

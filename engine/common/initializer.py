@@ -1,0 +1,1 @@
+"""Initializers (filled in by the engine library work)."""

@@ -1,0 +1,3 @@
+"""Loss functions (filled in by the engine library work)."""
+
+__all__: list[str] = []
