@@ -11,4 +11,6 @@ from engine.nn.optim import __all__ as _optim
 from engine.nn.wrap import *  # noqa: F403
 from engine.nn.wrap import __all__ as _wrap
 
-__all__ = ["Cell", "HookError", "HookHandle", "Identity", "ReLU", *_layers, *_losses, *_optim, *_wrap]
+__all__ = [
+    "Cell", "HookError", "HookHandle", "Identity", "ReLU", *_layers, *_losses, *_optim, *_wrap,
+]

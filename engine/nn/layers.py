@@ -1,3 +1,3 @@
-"""Layers: Dense, Conv2d, BatchNorm, pooling, activations, containers (filled in by the engine library work)."""
+"""Layers: Dense, Conv2d, BatchNorm, pooling, activations, containers."""
 
 __all__: list[str] = []
