@@ -1,0 +1,151 @@
+"""The `cellwright` console entry: start the GUI, `--version`, `--selftest`, or a CLI command.
+
+Qt is imported only on the GUI paths, so `cellwright --version` and the headless
+commands (dispatched to `app.cli`) start fast and work without a display.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import Any
+
+from app import __version__, cli
+
+SELFTEST_SECONDS = 1.0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run Cellwright with the given arguments (default: sys.argv[1:]); returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args and args[0] in cli.command_names():
+        return cli.main(args)
+    options = _parser().parse_args(args)
+    if options.selftest:
+        return run_selftest()
+    return run_gui(options.project)
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="cellwright",
+        description="Build, train and look inside neural networks.",
+        epilog="Headless commands: " + (", ".join(sorted(cli.command_names())) or "none yet"),
+    )
+    parser.add_argument("project", nargs="?", metavar="PROJECT", help="a .cwproj file to open")
+    parser.add_argument("--version", action="version", version=f"cellwright {__version__}")
+    parser.add_argument(
+        "--selftest",
+        action="store_true",
+        help="show the main window, process events for a second, print SELFTEST OK",
+    )
+    return parser
+
+
+def run_gui(project: str | None = None) -> int:
+    """Show the main window (opening `project` if given) and run the event loop."""
+    if not _display_available():
+        print(
+            "cellwright: no display found (DISPLAY/WAYLAND_DISPLAY unset); "
+            "set QT_QPA_PLATFORM=offscreen to run without one.",
+            file=sys.stderr,
+        )
+        return 1
+    from app.gui.main_window import MainWindow
+
+    app = _application()
+    window = MainWindow()
+    window.show()
+    if project:
+        # A missing or bad file is reported in the status bar; the app still starts.
+        window.open_project(project, interactive=False)
+    return app.exec()
+
+
+def run_selftest() -> int:
+    """Show the main window for about a second; 0 and `SELFTEST OK` if all went well."""
+    if not _display_available():
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
+    problems: list[str] = []
+    previous_hook = sys.excepthook
+
+    def collect(kind: type[BaseException], exc: BaseException, tb: Any) -> None:
+        # Qt reports exceptions raised inside slots here; each one fails the selftest.
+        problems.append("".join(traceback.format_exception(kind, exc, tb)))
+
+    sys.excepthook = collect
+    try:
+        import numpy  # noqa: F401  (the packaged app must carry these)
+        import pyqtgraph  # noqa: F401
+
+        import engine  # noqa: F401
+        from app.gui.main_window import MainWindow
+
+        app = _application()
+        window = MainWindow(remember_layout=False)
+        window.show()
+        _process_events_for(app, SELFTEST_SECONDS)
+        problems.extend(_check_window(window))
+        window.close()
+        app.processEvents()
+    except Exception:
+        problems.append(traceback.format_exc())
+    finally:
+        sys.excepthook = previous_hook
+    if problems:
+        print("SELFTEST FAILED", file=sys.stderr)
+        for problem in problems:
+            print(problem, file=sys.stderr)
+        return 1
+    print("SELFTEST OK", flush=True)
+    return 0
+
+
+def _check_window(window: Any) -> list[str]:
+    from PySide6.QtWidgets import QDockWidget, QLabel
+
+    problems = []
+    if not window.isVisible():
+        problems.append("the main window is not visible")
+    for name in ("palette_dock", "inspector_dock", "plots_dock"):
+        if window.findChild(QDockWidget, name) is None:
+            problems.append(f"dock {name} is missing")
+    titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
+    if titles != ["File", "Edit", "View", "Help"]:
+        problems.append(f"unexpected menus {titles}")
+    mode = window.findChild(QLabel, "mode_label")
+    if mode is None or mode.text() not in ("Predict", "Train"):
+        problems.append("the status bar does not show the network mode")
+    return problems
+
+
+def _application() -> Any:
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "cellwright"])
+    app.setApplicationName("Cellwright")
+    app.setOrganizationName("Cellwright")
+    app.setApplicationVersion(__version__)
+    return app
+
+
+def _process_events_for(app: Any, seconds: float) -> None:
+    from PySide6.QtCore import QEventLoop, QTimer
+
+    loop = QEventLoop()
+    QTimer.singleShot(int(seconds * 1000), loop.quit)
+    loop.exec()
+
+
+def _display_available() -> bool:
+    """False on a Linux box with no display server and no QT_QPA_PLATFORM chosen."""
+    if os.environ.get("QT_QPA_PLATFORM") or not sys.platform.startswith("linux"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
