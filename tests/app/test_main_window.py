@@ -1,0 +1,202 @@
+"""The main-window shell: docks, menus, mode label, layout persistence, file errors."""
+
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QUndoCommand
+from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMenu, QMessageBox, QWidget
+
+from app import __version__
+from app.gui import project_files
+from app.gui.main_window import MainWindow
+
+DOCKS = ("palette_dock", "inspector_dock", "plots_dock")
+
+
+class Dialogs:
+    """Records message boxes instead of showing them; `answer` is what the user clicks."""
+
+    def __init__(self) -> None:
+        self.shown: list[tuple[str, str, str]] = []
+        self.answer = QMessageBox.StandardButton.Discard
+
+    def recorder(self, kind: str):
+        def show(parent, title, text, *args, **kwargs):
+            self.shown.append((kind, title, text))
+            return self.answer
+
+        return show
+
+
+@pytest.fixture(autouse=True)
+def dialogs(monkeypatch):
+    recorded = Dialogs()
+    for kind in ("about", "critical", "warning", "information", "question"):
+        monkeypatch.setattr(QMessageBox, kind, staticmethod(recorded.recorder(kind)))
+    return recorded
+
+
+@pytest.fixture
+def window(qtbot):
+    win = MainWindow()
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    return win
+
+
+class Edit(QUndoCommand):
+    """A stand-in for a document edit, enough to make the project modified."""
+
+    def __init__(self) -> None:
+        super().__init__("edit")
+
+
+def test_window_has_three_docks_four_menus_and_a_canvas_area(window):
+    for name in DOCKS:
+        dock = window.findChild(QDockWidget, name)
+        assert dock is not None and dock.isVisible(), name
+    titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
+    assert titles == ["File", "Edit", "View", "Help"]
+    assert window.centralWidget().objectName() == "canvas_area"
+    file_menu = window.findChild(QMenu, "file_menu")
+    items = [a.text().replace("&", "") for a in file_menu.actions() if not a.isSeparator()]
+    assert items == ["New", "Open…", "Open Recent", "Save", "Save As…", "Quit"]
+    assert window.windowTitle() == "Cellwright — Untitled[*]"
+
+
+def test_view_menu_toggles_each_dock(window, qtbot):
+    view_menu = window.findChild(QMenu, "view_menu")
+    toggles = {a.text(): a for a in view_menu.actions()}
+    assert set(toggles) == {"Palette", "Inspector", "Plots"}
+    for title, action in toggles.items():
+        dock = next(d for d in window.findChildren(QDockWidget) if d.windowTitle() == title)
+        action.trigger()
+        qtbot.waitUntil(lambda dock=dock: not dock.isVisible())
+        action.trigger()
+        qtbot.waitUntil(dock.isVisible)
+
+
+def test_mode_label_shows_predict_or_train(window):
+    label = window.findChild(QLabel, "mode_label")
+    assert label.text() == "Predict"
+    window.set_mode(True)
+    assert label.text() == "Train" and window.training
+    window.set_mode(False)
+    assert label.text() == "Predict"
+
+
+def test_geometry_and_dock_layout_persist_across_windows(qtbot):
+    first = MainWindow()
+    qtbot.addWidget(first)
+    first.show()
+    qtbot.waitExposed(first)
+    first.resize(700, 500)
+    first.plots_dock.hide()
+    first.close()
+
+    second = MainWindow()
+    qtbot.addWidget(second)
+    assert (second.width(), second.height()) == (700, 500)
+    assert second.plots_dock.isHidden()
+    assert not second.palette_dock.isHidden()
+
+
+def test_about_shows_the_version(window, dialogs):
+    window.about_action.trigger()
+    assert [kind for kind, _, _ in dialogs.shown] == ["about"]
+    assert __version__ in dialogs.shown[0][2]
+
+
+def test_opening_a_corrupt_file_reports_and_changes_nothing(window, dialogs, tmp_path, monkeypatch):
+    corrupt = tmp_path / "broken.cwproj"
+    corrupt.write_bytes(b"PK\x03\x04 this is not a project")
+    monkeypatch.setattr(
+        QFileDialog, "getOpenFileName", staticmethod(lambda *a, **k: (str(corrupt), ""))
+    )
+    project, stack, title = window.project, window.undo_stack, window.windowTitle()
+
+    window.open_action.trigger()
+
+    assert [kind for kind, _, _ in dialogs.shown] == ["critical"]
+    assert window.isVisible()
+    assert window.project is project and window.undo_stack is stack
+    assert window.windowTitle() == title and window.project_path is None
+    assert "Could not open" in window.statusBar().currentMessage()
+
+
+def test_missing_file_at_startup_is_reported_in_the_status_bar(window, dialogs):
+    assert not window.open_project("no/such/spiral_mlp.cwproj", interactive=False)
+    assert dialogs.shown == []
+    message = window.statusBar().currentMessage()
+    assert "File not found" in message and "spiral_mlp.cwproj" in message
+
+
+def test_an_exception_in_an_action_handler_is_reported_not_raised(window, dialogs, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("dialog exploded")
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(broken))
+    window.open_action.trigger()
+    assert dialogs.shown[0][0] == "critical" and "dialog exploded" in dialogs.shown[0][2]
+    assert "dialog exploded" in window.statusBar().currentMessage()
+
+
+def test_modified_mark_follows_the_undo_stack(window):
+    assert not window.isWindowModified()
+    window.undo_stack.push(Edit())
+    assert window.isWindowModified()
+    window.undo_action.trigger()
+    assert not window.isWindowModified()
+
+
+def test_new_asks_before_dropping_unsaved_changes(window, dialogs):
+    window.undo_stack.push(Edit())
+    old_stack = window.undo_stack
+    dialogs.answer = QMessageBox.StandardButton.Cancel
+    window.new_action.trigger()
+    assert window.undo_stack is old_stack and window.isWindowModified()
+    dialogs.answer = QMessageBox.StandardButton.Discard
+    window.new_action.trigger()
+    assert window.undo_stack is not old_stack and not window.isWindowModified()
+
+
+def test_open_save_and_recent_files_with_a_stand_in_project_file(qtbot, tmp_path, monkeypatch):
+    saved = {}
+    project = object()
+    monkeypatch.setattr(project_files, "load", lambda path: project)
+
+    def save(proj, path):
+        saved[Path(path)] = proj
+        return Path(path)
+
+    monkeypatch.setattr(project_files, "save", save)
+    path = tmp_path / "spiral.cwproj"
+    window = MainWindow()
+    qtbot.addWidget(window)
+    with qtbot.waitSignal(window.project_changed):
+        assert window.open_project(path)
+    assert window.project is project and window.windowTitle() == "Cellwright — spiral[*]"
+    window.undo_stack.push(Edit())
+    window.save_action.trigger()
+    assert saved == {path: project} and not window.isWindowModified()
+
+    again = MainWindow()
+    qtbot.addWidget(again)
+    recent = [a.data() for a in again.recent_menu.actions() if a.data()]
+    assert recent == [str(path)]
+
+
+def test_saving_without_a_document_model_reports_instead_of_crashing(
+    window, dialogs, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(window, "_project", None)
+    assert not window.save_project(tmp_path / "x.cwproj")
+    assert dialogs.shown and dialogs.shown[0][0] == "critical"
+
+
+def test_set_canvas_replaces_the_placeholder(window):
+    canvas = QWidget()
+    canvas.setObjectName("real_canvas")
+    window.set_canvas(canvas)
+    assert window.centralWidget() is canvas
