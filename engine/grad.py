@@ -71,8 +71,11 @@ def _compute(fn, args, kwargs, positions, weights, has_aux, sens=None):
                     f"cannot differentiate with respect to argument {p}: it is a "
                     f"{type(a).__name__}, not a Tensor"
                 )
-            leaf = wrap(a._data, leaf_node(f"input{p}"))
-            args[p] = leaf
+            if a._data.dtype.kind in "fc":
+                leaf = wrap(a._data, leaf_node(f"input{p}"))
+                args[p] = leaf
+            else:
+                leaf = wrap(a._data)  # integer and bool inputs get a zero gradient
             leaves.append(leaf)
     saved_nodes = []
     if weights:
@@ -102,7 +105,10 @@ def _compute(fn, args, kwargs, positions, weights, has_aux, sens=None):
                 g = np.ones(o._data.shape, dtype=o._data.dtype)
             roots.append((o._node, o._oi, g))
         found = run_backward(roots) if roots else {}
-        input_grads = tuple(_result(found.get(leaf._node), leaf) for leaf in leaves)
+        input_grads = tuple(
+            _result(found.get(leaf._node) if leaf._node is not None else None, leaf)
+            for leaf in leaves
+        )
         weight_grads = (
             tuple(_result(found.get(w._node), w) for w in weights) if weights is not None else None
         )

@@ -103,9 +103,11 @@ class Cell:
             params.pop(name, None)
             cells[name] = value
             if not value._scope_name:
+                # First attachment names the sub-Cell and makes its Parameter names dotted
+                # paths; attaching the same Cell again (sharing) renames nothing.
                 value.__dict__["_scope_name"] = name
-            if self._auto_prefix:
-                value.update_parameters_name(name + ".")
+                if self._auto_prefix:
+                    value.update_parameters_name(name + ".")
         else:
             d = self.__dict__
             if "_params" in d:

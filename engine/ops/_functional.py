@@ -7,6 +7,8 @@ input is on the tape, records one `Node` with its rule.  Rules are named
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from engine._dtype import to_numpy_dtype
@@ -391,7 +393,7 @@ def _leaky_relu_vjp(g, saved, needs):
     return (np.where(d > 0, g, g * alpha),)
 
 
-_GELU_C = np.sqrt(2 / np.pi)
+_GELU_C = float(np.sqrt(2 / np.pi))  # a Python float keeps float32 inputs float32
 
 
 def gelu(x, approximate="tanh"):
@@ -406,7 +408,7 @@ def gelu(x, approximate="tanh"):
     from math import erf as _erf
 
     erf = np.vectorize(_erf, otypes=[d.dtype])
-    cdf = 0.5 * (1 + erf(d / np.sqrt(2)))
+    cdf = 0.5 * (1 + erf(d / 2**0.5))
     out = d * cdf
     return _finish1(out.astype(d.dtype), x, _gelu_erf_vjp, (d, cdf), "gelu")
 
@@ -419,7 +421,7 @@ def _gelu_tanh_vjp(g, saved, needs):
 
 def _gelu_erf_vjp(g, saved, needs):
     d, cdf = saved
-    pdf = np.exp(-0.5 * d * d) / np.sqrt(2 * np.pi)
+    pdf = np.exp(-0.5 * d * d) / (2 * np.pi) ** 0.5
     return (g * (cdf + d * pdf),)
 
 
@@ -557,7 +559,7 @@ def mean(x, axis=None, keepdims=False):
     count = 1
     for a in axes:
         count *= d.shape[a]
-    return _finish1(out, x, _mean_vjp, (d.shape, axes, keepdims, max(count, 1)), "mean")
+    return _finish1(out, x, _mean_vjp, (d.shape, axes, keepdims, builtins.max(count, 1)), "mean")
 
 
 def _mean_vjp(g, saved, needs):
@@ -625,7 +627,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
     count = 1
     for a in axes:
         count *= d.shape[a]
-    return div(sum(sq, axis=axis, keepdims=keepdims), max(count - ddof, 1))
+    return div(sum(sq, axis=axis, keepdims=keepdims), builtins.max(count - ddof, 1))
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
