@@ -62,7 +62,24 @@ def run_gui(project: str | None = None) -> int:
     if project:
         # A missing or bad file is reported in the status bar; the app still starts.
         window.open_project(project, interactive=False)
+    _close_on_interrupt(window)
     return app.exec()
+
+
+def _close_on_interrupt(window: Any) -> None:
+    """Ctrl+C in the terminal closes the window (asking about unsaved work, saving the layout).
+
+    Python runs signal handlers only between bytecodes, so a timer lets the
+    interpreter run briefly while Qt's event loop waits.
+    """
+    import signal
+
+    from PySide6.QtCore import QTimer
+
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    timer = QTimer(window)
+    timer.timeout.connect(lambda: None)
+    timer.start(250)
 
 
 def run_selftest() -> int:
