@@ -1,1 +1,68 @@
 """Graph document: nodes, ports, edges and composite Cells, with change events (headless)."""
+
+from app.document.editing import Grouping, Pasted, Ungrouping
+from app.document.events import (
+    EdgeAdded,
+    EdgeRemoved,
+    Events,
+    GraphEvent,
+    NodeAdded,
+    NodeMoved,
+    NodeRemoved,
+    NodeRenamed,
+    ParamChanged,
+    PortsChanged,
+    Subscription,
+)
+from app.document.graph import Graph, Removal
+from app.document.node import (
+    ABSENT,
+    BOUNDARY_TYPES,
+    COMPOSITE,
+    SUBGRAPH_INPUT,
+    SUBGRAPH_OUTPUT,
+    DocumentError,
+    Edge,
+    Node,
+    ParamValue,
+    check_id,
+    check_name,
+    new_id,
+)
+from app.document.project import EDGE_HOOK_KINDS, HOOK_KINDS, NODE_HOOK_KINDS, Hook, Project
+
+__all__ = [
+    "ABSENT",
+    "BOUNDARY_TYPES",
+    "COMPOSITE",
+    "EDGE_HOOK_KINDS",
+    "HOOK_KINDS",
+    "NODE_HOOK_KINDS",
+    "SUBGRAPH_INPUT",
+    "SUBGRAPH_OUTPUT",
+    "DocumentError",
+    "Edge",
+    "EdgeAdded",
+    "EdgeRemoved",
+    "Events",
+    "Graph",
+    "GraphEvent",
+    "Grouping",
+    "Hook",
+    "Node",
+    "NodeAdded",
+    "NodeMoved",
+    "NodeRemoved",
+    "NodeRenamed",
+    "ParamChanged",
+    "ParamValue",
+    "Pasted",
+    "PortsChanged",
+    "Project",
+    "Removal",
+    "Subscription",
+    "Ungrouping",
+    "check_id",
+    "check_name",
+    "new_id",
+]
