@@ -29,7 +29,7 @@ echo "==> pytest"
 "$VENV/bin/python" -m pytest "$@" || failed+=("pytest (exit $?)")
 
 if [ ${#failed[@]} -gt 0 ]; then
-    echo "==> FAILED: ${failed[*]}" >&2
+    (IFS=','; echo "==> FAILED: ${failed[*]}" >&2)
     exit 1
 fi
 echo "==> all checks passed"
