@@ -200,3 +200,18 @@ def test_set_canvas_replaces_the_placeholder(window):
     canvas.setObjectName("real_canvas")
     window.set_canvas(canvas)
     assert window.centralWidget() is canvas
+
+
+def test_save_as_and_reopen_through_the_real_project_file(window, dialogs, tmp_path, monkeypatch):
+    pytest.importorskip("app.io.project_file")
+    if window.project is None:
+        pytest.skip("the document model cannot make an empty project yet")
+    target = tmp_path / "mine"  # no suffix: Save As adds .cwproj
+    monkeypatch.setattr(
+        QFileDialog, "getSaveFileName", staticmethod(lambda *a, **k: (str(target), ""))
+    )
+    window.save_as_action.trigger()
+    saved = tmp_path / "mine.cwproj"
+    assert dialogs.shown == [] and saved.is_file()
+    assert window.project_path == saved and window.windowTitle() == "Cellwright — mine[*]"
+    assert window.open_project(saved) and dialogs.shown == []
