@@ -199,7 +199,7 @@ def ungroup(graph: Graph, node_id: str) -> Ungrouping:
 
 
 def copy(graph: Graph, node_ids: Iterable[str]) -> dict:
-    chosen = [i for i in _selection(graph, node_ids) if graph.node(i).type not in BOUNDARY_TYPES]
+    chosen = _selection(graph, node_ids, skip_ports=True)
     inside = set(chosen)
     return {
         "nodes": [node_to_data(graph.node(i)) for i in chosen],
@@ -229,13 +229,17 @@ def paste(graph: Graph, data: Any, *, offset: tuple[float, float]) -> Pasted:
     return Pasted(tuple(n.id for n in nodes), MappingProxyType(fresh))
 
 
-def _selection(graph: Graph, node_ids: Iterable[str]) -> list[str]:
-    """The selected ids in graph order, each checked to exist."""
+def _selection(graph: Graph, node_ids: Iterable[str], *, skip_ports: bool = False) -> list[str]:
+    """The selected ids in graph order, each checked to exist; a composite's ports refused."""
     wanted = {graph.node(i).id for i in node_ids}
-    chosen = [i for i in graph.nodes if i in wanted]
-    for i in chosen:
-        if graph.node(i).type in BOUNDARY_TYPES:
-            raise DocumentError(f"'{graph.node(i).name}' is a port of this composite.")
+    chosen = []
+    for node in graph.nodes.values():
+        if node.id in wanted and node.type in BOUNDARY_TYPES:
+            if skip_ports:
+                continue
+            raise DocumentError(f"'{node.name}' is a port of this composite.")
+        if node.id in wanted:
+            chosen.append(node.id)
     return chosen
 
 
