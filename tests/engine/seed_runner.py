@@ -15,9 +15,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+# shared/seeds beside the checkout is the reference; the copy in the repo lets any clone run.
 SEEDS = Path(__file__).resolve().parents[3] / "shared" / "seeds"
-if not SEEDS.is_dir():  # a checkout beside shared/, or the CI layout
-    SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
+if not (SEEDS / "cell_and_parameter.md").is_file():
+    SEEDS = Path(__file__).resolve().parent / "seeds"
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?")
 
