@@ -1,0 +1,289 @@
+"""Project files (*.cwproj): atomic save, validating load of untrusted files, format migrations.
+
+A project file is a zip holding `project.json` (the layout in project_schema) and
+`params.npz` (one array per `<node id>/<parameter name>`). Loading executes nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import tempfile
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app import __version__
+from app.document import DocumentError, Project
+from app.io.archive import NUMERIC_KINDS, ArchiveError, Limits, read_npy, read_zip
+from app.io.project_schema import (
+    FORMAT_VERSION,
+    PROJECT,
+    SchemaError,
+    check_references,
+    project_from_json,
+    project_to_json,
+)
+
+__all__ = [
+    "FORMAT_VERSION",
+    "MIGRATIONS",
+    "ProjectFileError",
+    "load_project",
+    "save_project",
+]
+
+PROJECT_MEMBER = "project.json"
+PARAMS_MEMBER = "params.npz"
+MAX_FILE_BYTES = 4 << 30
+MAX_JSON_BYTES = 64 << 20
+MAX_PARAMS_BYTES = 2 << 30
+MAX_PARAM_ARRAYS = 100_000
+_PARAM_MEMBER = re.compile(r"([0-9A-Za-z_-]{1,64})/([A-Za-z_][A-Za-z0-9_.]{0,127})\.npy")
+
+
+class ProjectFileError(Exception):
+    """A project file can't be read or written; the message says why, in the user's words."""
+
+
+def _from_v0(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 0, the draft layout, kept as the worked example of a migration.
+
+    It had positions as separate `x`/`y`, edges as `from`/`to` pairs of [node, port],
+    `settings` instead of `training`, and no hooks, view or metadata. Whatever is not
+    as expected is left alone for the version-1 checker to report.
+    """
+    graph = data.get("graph")
+    if isinstance(graph, dict):
+        for node in graph.get("nodes", []):
+            if isinstance(node, dict) and "x" in node and "y" in node:
+                node["position"] = [node.pop("x"), node.pop("y")]
+        edges = []
+        for edge in graph.get("edges", []):
+            if isinstance(edge, dict) and "from" in edge and "to" in edge:
+                (src, src_port), (dst, dst_port) = edge["from"], edge["to"]
+                edge = {
+                    "id": edge.get("id"),
+                    "src": src,
+                    "src_port": src_port,
+                    "dst": dst,
+                    "dst_port": dst_port,
+                }
+            edges.append(edge)
+        graph["edges"] = edges
+    data["training"] = data.pop("settings", {})
+    data.setdefault("hooks", [])
+    data.setdefault("view", {})
+    data.setdefault("metadata", {})
+    return data
+
+
+# MIGRATIONS[v] turns the content of a version-v project.json into version v+1.
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _from_v0}
+
+
+# ---- save --------------------------------------------------------------------------------
+
+
+def save_project(project: Project, path: str | os.PathLike[str]) -> None:
+    """Write `project` to `path` atomically: a crash or error mid-save keeps the old file."""
+    target = Path(os.path.realpath(path))  # through a symlink: replace the file it names
+    text = _encode(project, target.name)
+    arrays = _arrays(project, target.name)
+    tmp = None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".saving")
+        with os.fdopen(fd, "wb") as f:
+            with zipfile.ZipFile(f, "w") as zf:
+                zf.writestr(_entry(PROJECT_MEMBER, zipfile.ZIP_DEFLATED), text)
+                # Stored, not deflated: weights hardly compress, and a ratio check stays tight.
+                with zf.open(_entry(PARAMS_MEMBER, zipfile.ZIP_STORED), "w", force_zip64=True) as m:
+                    np.savez(m, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        _copy_mode(target, tmp)
+        os.replace(tmp, target)
+    except BaseException as exc:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+        if isinstance(exc, OSError):
+            reason = exc.strerror or str(exc)
+            raise ProjectFileError(f"Could not save '{target.name}': {reason}.") from exc
+        raise
+    with contextlib.suppress(OSError):  # make the rename itself durable where the OS allows
+        folder = os.open(target.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)
+        finally:
+            os.close(folder)
+
+
+def _encode(project: Project, name: str) -> bytes:
+    try:
+        data = project_to_json(project, saved_by=f"Cellwright {__version__}")
+        text = json.dumps(data, allow_nan=False, ensure_ascii=False, indent=1)
+        # Never write a file that load_project would refuse.
+        again = json.loads(text)
+        PROJECT(again, "project")
+        check_references(again)
+        return text.encode("utf-8")  # a lone surrogate fails here, as a ValueError
+    except (TypeError, ValueError, RecursionError, SchemaError) as exc:
+        raise ProjectFileError(
+            f"Can't save '{name}': the project holds a value that can't be stored ({exc})."
+        ) from exc
+
+
+def _arrays(project: Project, name: str) -> dict[str, np.ndarray]:
+    arrays = {}
+    for node_id, values in project.live_param_values().items():
+        for param, value in values.items():
+            key = f"{node_id}/{param}"
+            array = np.asarray(value)
+            if not _PARAM_MEMBER.fullmatch(f"{key}.npy"):
+                raise ProjectFileError(f"Can't save '{name}': {param!r} can't name a Parameter.")
+            if array.dtype.kind not in NUMERIC_KINDS or array.dtype.fields is not None:
+                raise ProjectFileError(
+                    f"Can't save '{name}': Parameter {param!r} holds {array.dtype}, not numbers."
+                )
+            arrays[key] = array
+    return arrays
+
+
+def _entry(name: str, compression: int) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name)  # fixed 1980 timestamp: equal projects give equal entries
+    info.compress_type = compression
+    return info
+
+
+def _copy_mode(target: Path, tmp: str) -> None:
+    """mkstemp makes owner-only files; keep the old file's mode, or the usual default."""
+    try:
+        mode = target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    os.chmod(tmp, mode)
+
+
+# ---- load --------------------------------------------------------------------------------
+
+
+def load_project(path: str | os.PathLike[str]) -> Project:
+    """Read and check a project file; any problem raises ProjectFileError and nothing else.
+
+    Nothing is written, and no half-built project is ever returned.
+    """
+    path = Path(path)
+    name = path.name
+    members = _read_members(path)
+    for member in (PROJECT_MEMBER, PARAMS_MEMBER):
+        if member not in members:
+            raise ProjectFileError(f"'{name}' is not a Cellwright project: it has no {member}.")
+    data = _upgrade(_parse_json(members[PROJECT_MEMBER], name), name)
+    try:
+        PROJECT(data, "project")
+        node_ids, _ = check_references(data)
+        project = project_from_json(data)
+    except SchemaError as exc:
+        raise ProjectFileError(f"'{name}' is damaged: {exc}.") from None
+    except DocumentError as exc:
+        raise ProjectFileError(f"'{name}' holds a graph that is not valid: {exc}") from None
+    project.param_values = _parse_params(members[PARAMS_MEMBER], node_ids, name)
+    return project
+
+
+def _read_members(path: Path) -> dict[str, bytes]:
+    caps = {PROJECT_MEMBER: MAX_JSON_BYTES, PARAMS_MEMBER: MAX_PARAMS_BYTES}
+    limits = Limits(total_bytes=MAX_JSON_BYTES + MAX_PARAMS_BYTES, members=len(caps))
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size > MAX_FILE_BYTES:
+                raise ProjectFileError(f"'{path.name}' is too large to be a project file.")
+            return read_zip(f, caps.get, limits)
+    except FileNotFoundError:
+        raise ProjectFileError(f"There is no file '{path}'.") from None
+    except IsADirectoryError:
+        raise ProjectFileError(f"'{path}' is a folder, not a project file.") from None
+    except PermissionError:
+        raise ProjectFileError(f"You are not allowed to read '{path}'.") from None
+    except OSError as exc:
+        raise ProjectFileError(f"Could not read '{path}': {exc.strerror or exc}.") from None
+    except ArchiveError as exc:
+        raise ProjectFileError(f"'{path.name}' can't be opened: {exc}.") from None
+
+
+def _parse_json(raw: bytes, name: str) -> dict[str, Any]:
+    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        result = dict(pairs)
+        if len(result) != len(pairs):
+            raise ValueError("a key appears twice in one object")
+        return result
+
+    def no_constant(word: str) -> Any:
+        raise ValueError(f"{word} is not a number a project can hold")
+
+    try:
+        data = json.loads(
+            raw.decode("utf-8"), object_pairs_hook=no_duplicates, parse_constant=no_constant
+        )
+    except (ValueError, RecursionError) as exc:  # ValueError covers bad UTF-8 and bad JSON
+        raise ProjectFileError(
+            f"'{name}' is damaged: its {PROJECT_MEMBER} is unreadable ({exc})."
+        ) from None
+    if not isinstance(data, dict):
+        raise ProjectFileError(f"'{name}' is damaged: its {PROJECT_MEMBER} is not an object.")
+    return data
+
+
+def _upgrade(data: dict[str, Any], name: str) -> dict[str, Any]:
+    """Apply MIGRATIONS in order until the content is in the current FORMAT_VERSION."""
+    version = data.get("format_version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+        raise ProjectFileError(f"'{name}' is damaged: it has no valid format_version.")
+    if version > FORMAT_VERSION:
+        raise ProjectFileError(
+            f"'{name}' was saved by a newer Cellwright (file format {version}); this version "
+            f"opens format {FORMAT_VERSION} and older. Please update Cellwright to open it."
+        )
+    while version < FORMAT_VERSION:
+        migrate = MIGRATIONS.get(version)
+        if migrate is None:
+            raise ProjectFileError(
+                f"'{name}' uses file format {version}, which is too old to open."
+            )
+        try:
+            data = migrate(data)
+        except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+            raise ProjectFileError(
+                f"'{name}' is damaged: it could not be upgraded from file format {version} ({exc})."
+            ) from None
+        if not isinstance(data, dict):
+            raise ProjectFileError(f"'{name}' could not be upgraded from file format {version}.")
+        version += 1
+        data["format_version"] = version
+    return data
+
+
+def _parse_params(raw: bytes, node_ids: set[str], name: str) -> dict[str, dict[str, np.ndarray]]:
+    def cap(member: str) -> int | None:
+        return MAX_PARAMS_BYTES if _PARAM_MEMBER.fullmatch(member) else None
+
+    values: dict[str, dict[str, np.ndarray]] = {}
+    try:
+        arrays = read_zip(io.BytesIO(raw), cap, Limits(MAX_PARAMS_BYTES, MAX_PARAM_ARRAYS))
+        for member, data in arrays.items():
+            node_id, param = _PARAM_MEMBER.fullmatch(member).groups()
+            if node_id not in node_ids:
+                raise ArchiveError(f"it holds values for a node ({node_id}) not in the graph")
+            values.setdefault(node_id, {})[param] = read_npy(data)
+    except ArchiveError as exc:
+        raise ProjectFileError(f"'{name}' has damaged Parameter values: {exc}.") from None
+    return values
