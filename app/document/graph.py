@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from app.document.changes import transfer
 from app.document.events import (
     EdgeAdded,
     EdgeRemoved,
@@ -35,8 +36,6 @@ from app.document.node import (
     position,
     same_value,
 )
-
-Pending = list[tuple[Events, object]]  # events computed during an edit, emitted after it
 
 
 @dataclass(frozen=True)
@@ -474,68 +473,9 @@ class Graph:
 
     def _adopt(self, nodes: list[Node], edges: list[Edge]) -> None:
         """Become exactly `nodes` and `edges` (checked first); emit events for the difference."""
-        target = Graph._build(nodes, edges, subgraph=self._is_subgraph)
-        for bus, event in self._transfer(target):
+        for bus, event in transfer(self, Graph._build(nodes, edges, subgraph=self._is_subgraph)):
             bus.emit(event)
-
-    def _transfer(self, target: Graph) -> Pending:
-        """Take over `target`'s contents; returns the events to emit once everything is done.
-
-        Composites present on both sides keep their own subgraph object (views may be
-        watching it), which takes over the target's subgraph contents in turn.
-        """
-        pending: Pending = []
-        old_edges, new_edges = self._edges, target._edges
-        for edge_id, edge in old_edges.items():
-            if new_edges.get(edge_id) != edge:
-                pending.append((self.events, EdgeRemoved(edge_id, edge)))
-        kept: dict[str, Node] = {}
-        for node_id, node in self._nodes.items():
-            new = target._nodes.get(node_id)
-            if new is None or not _same_kind(node, new):
-                pending.append((self.events, NodeRemoved(node_id, node)))
-            else:
-                kept[node_id] = node
-        nodes: dict[str, Node] = {}
-        for node_id, new in target._nodes.items():
-            old = kept.get(node_id)
-            if old is not None:
-                if old.subgraph is not None and new.subgraph is not old.subgraph:
-                    pending += old.subgraph._transfer(new.subgraph)
-                    new = new.replace(subgraph=old.subgraph)
-                pending += [(self.events, e) for e in _differences(old, new)]
-            nodes[node_id] = new
-        pending += [(self.events, NodeAdded(nid)) for nid in nodes if nid not in kept]
-        pending += [
-            (self.events, EdgeAdded(eid)) for eid, e in new_edges.items() if old_edges.get(eid) != e
-        ]
-        self._nodes, self._edges, self._into = nodes, dict(new_edges), dict(target._into)
-        return pending
 
 
 def _list(ports: tuple[str, ...]) -> str:
     return ", ".join(ports) if ports else "none"
-
-
-def _same_kind(old: Node, new: Node) -> bool:
-    """Whether `new` can be reached from `old` by in-place edits (else: removed and re-added)."""
-    return (
-        old.type == new.type
-        and old.is_composite == new.is_composite
-        and old.definition == new.definition
-    )
-
-
-def _differences(old: Node, new: Node) -> list[object]:
-    events: list[object] = []
-    if old.name != new.name:
-        events.append(NodeRenamed(old.id, old.name, new.name))
-    if old.position != new.position:
-        events.append(NodeMoved(old.id, old.position, new.position))
-    for key in list(old.params) + [k for k in new.params if k not in old.params]:
-        before, after = old.params.get(key, ABSENT), new.params.get(key, ABSENT)
-        if not same_value(before, after):
-            events.append(ParamChanged(old.id, key, before, after))
-    if (old.inputs, old.outputs) != (new.inputs, new.outputs):
-        events.append(PortsChanged(old.id, old.inputs, old.outputs))
-    return events

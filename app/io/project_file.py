@@ -7,11 +7,12 @@ A project file is a zip holding `project.json` (the layout in project_schema) an
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import os
 import re
-import tempfile
+import secrets
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -98,7 +99,7 @@ def save_project(project: Project, path: str | os.PathLike[str]) -> None:
     arrays = _arrays(project, target.name)
     tmp = None
     try:
-        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".saving")
+        fd, tmp = _create_beside(target)
         with os.fdopen(fd, "wb") as f:
             with zipfile.ZipFile(f, "w") as zf:
                 zf.writestr(_entry(PROJECT_MEMBER, zipfile.ZIP_DEFLATED), text)
@@ -162,15 +163,26 @@ def _entry(name: str, compression: int) -> zipfile.ZipInfo:
     return info
 
 
+def _create_beside(target: Path) -> tuple[int, str]:
+    """A new empty file in the target's folder (so the rename stays on one file system).
+
+    Made with mode 0o666 like any new file, so the user's umask applies; unlike mkstemp,
+    which would leave a new project readable by its owner only.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.saving"
+        try:
+            return os.open(tmp, flags, 0o666), str(tmp)
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "No free name for a temporary file", str(target.parent))
+
+
 def _copy_mode(target: Path, tmp: str) -> None:
-    """mkstemp makes owner-only files; keep the old file's mode, or the usual default."""
-    try:
-        mode = target.stat().st_mode & 0o777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        mode = 0o666 & ~umask
-    os.chmod(tmp, mode)
+    """Overwriting keeps the old file's permissions."""
+    with contextlib.suppress(FileNotFoundError):
+        os.chmod(tmp, target.stat().st_mode & 0o7777)
 
 
 # ---- load --------------------------------------------------------------------------------

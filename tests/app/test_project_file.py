@@ -196,6 +196,15 @@ def test_save_keeps_the_file_mode_and_writes_through_a_symlink(project, saved, t
     load_project(link)
 
 
+def test_a_new_file_gets_the_usual_permissions(project, tmp_path):
+    old_umask = os.umask(0o022)
+    try:
+        save_project(project, tmp_path / "new.cwproj")
+    finally:
+        os.umask(old_umask)
+    assert stat.S_IMODE((tmp_path / "new.cwproj").stat().st_mode) == 0o644
+
+
 def test_saving_into_a_missing_folder_is_a_project_file_error(project, tmp_path):
     with pytest.raises(ProjectFileError, match="Could not save"):
         save_project(project, tmp_path / "missing" / "x.cwproj")
