@@ -1,3 +1,57 @@
-"""WithLossCell and TrainOneStepCell (filled in by the engine library work)."""
+"""Training wrappers: `WithLossCell` (network + loss), `TrainOneStepCell` (one optimizer step)."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from engine.grad import value_and_grad
+from engine.nn.cell import Cell
+from engine.tensor import wrap
+
+__all__ = ["WithLossCell", "TrainOneStepCell"]
+
+
+class WithLossCell(Cell):
+    """`loss_fn(backbone(data), label)`: a network and its loss as one Cell."""
+
+    def __init__(self, backbone, loss_fn):
+        # No prefix: the backbone's Parameters keep their names (checkpoints stay compatible).
+        super().__init__(auto_prefix=False)
+        if not callable(backbone) or not callable(loss_fn):
+            raise TypeError("WithLossCell needs a backbone Cell and a loss function or Cell")
+        self._backbone = backbone
+        self._loss_fn = loss_fn
+
+    def construct(self, data, label):
+        return self._loss_fn(self._backbone(data), label)
+
+    @property
+    def backbone_network(self):
+        return self._backbone
+
+
+class TrainOneStepCell(Cell):
+    """Calling it runs `network(*inputs)`, backpropagates, updates the weights and returns the loss.
+
+    `network` returns the loss (e.g. a `WithLossCell`); `optimizer` updates
+    `optimizer.parameters`. `sens` scales the gradients (the backward seed),
+    as MindSpore's.
+    """
+
+    def __init__(self, network, optimizer, sens=1.0):
+        super().__init__(auto_prefix=False)
+        from engine.nn.optimizer import Optimizer
+
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"TrainOneStepCell needs an Optimizer, got {type(optimizer).__name__}")
+        self.network = network
+        self.network.set_grad()
+        self.optimizer = optimizer
+        self.weights = optimizer.parameters
+        self.sens = float(sens)
+        self.__dict__["_grad_fn"] = value_and_grad(network, None, self.weights)
+
+    def construct(self, *inputs):
+        loss, grads = self._grad_fn(*inputs)
+        if self.sens != 1.0:
+            grads = tuple(wrap(g._data * self.sens) for g in grads)
+        self.optimizer(grads)
+        return loss
