@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.document.changes import transfer
 from app.document.events import (
@@ -36,6 +36,9 @@ from app.document.node import (
     position,
     same_value,
 )
+
+if TYPE_CHECKING:
+    from app.document.editing import Grouping, Pasted, Ungrouping
 
 
 @dataclass(frozen=True)
@@ -330,13 +333,15 @@ class Graph:
         self.events.emit(EdgeRemoved(edge_id, edge))
         return edge
 
-    def group(self, node_ids: Iterable[str], *, definition: str = "Group", name: str = ""):
+    def group(
+        self, node_ids: Iterable[str], *, definition: str = "Group", name: str = ""
+    ) -> Grouping:
         """Replace the selected nodes by one composite node; returns a `Grouping`."""
         from app.document.editing import group
 
         return group(self, node_ids, definition=definition, name=name)
 
-    def ungroup(self, node_id: str):
+    def ungroup(self, node_id: str) -> Ungrouping:
         """Replace a composite node by its inside; returns an `Ungrouping`."""
         from app.document.editing import ungroup
 
@@ -348,7 +353,7 @@ class Graph:
 
         return copy(self, node_ids)
 
-    def paste(self, data: Mapping, *, offset: tuple[float, float] = (0.0, 0.0)):
+    def paste(self, data: Mapping, *, offset: tuple[float, float] = (0.0, 0.0)) -> Pasted:
         """Add copies of clipboard data with fresh ids and free names; returns a `Pasted`."""
         from app.document.editing import paste
 
