@@ -68,6 +68,7 @@ from engine.ops._functional import (
 )
 from engine.ops._loss import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss
 from engine.ops._methods import bind as _bind
+from engine.ops._nn import avg_pool2d, batch_norm, conv2d, dropout, max_pool2d
 from engine.ops._primitives import Dropout2D, HookBackward, assign
 from engine.ops._shape import (
     arange,
