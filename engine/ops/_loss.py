@@ -76,9 +76,9 @@ def _index_labels(t: np.ndarray, shape: tuple, n_classes: int, ignore_index, who
             f"class-probability labels must have the logits' shape {shape}"
         )
     flat = t.reshape(-1)
-    lo = flat.min() if flat.size else 0
-    hi = flat.max() if flat.size else 0
-    if lo >= 0 and hi < n_classes:
+    # One reduction checks both ends: as unsigned, negative labels become huge.
+    unsigned = flat.view(flat.dtype.str.replace("i", "u")) if flat.dtype.kind == "i" else flat
+    if not flat.size or unsigned.max() < n_classes:
         if ignore_index is None or not 0 <= ignore_index < n_classes:
             return flat, None  # the common case: no label is ignored
         keep = flat != ignore_index
@@ -182,7 +182,8 @@ def _cross_entropy(input, target, weight, ignore_index, reduction, label_smoothi
     else:
         with np.errstate(invalid="ignore", divide="ignore"):  # every label ignored: nan, as torch
             out = per_row.sum() / denom if denom else np.asarray(np.nan, dtype=d.dtype)
-    out = np.asarray(out, dtype=d.dtype)
+    if type(out) is not np.ndarray or out.dtype != d.dtype:
+        out = np.asarray(out, dtype=d.dtype)
     saved = (probs, e, s, saved_labels, reduction, denom, shape, n_classes)
     return _finish2(out, x, t, _cross_entropy_vjp, saved, who)
 
