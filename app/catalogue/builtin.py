@@ -1,0 +1,153 @@
+"""The built-in node types: every engine.nn layer, op nodes, HookBackward, Input and Output."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from app.catalogue.registry import Catalogue
+from app.catalogue.schema import DESCRIPTIONS, read_params
+from app.catalogue.spec import DTYPES, NodeType, ParamSpec, PortSpec
+from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT
+from engine import nn
+
+IN = (PortSpec("in", "The tensor coming in."),)
+OUT = (PortSpec("out", "The result."),)
+XY = (PortSpec("x", "First operand."), PortSpec("y", "Second operand."))
+
+# Loss Cells the Output node offers, in menu order.
+LOSSES: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (nn.CrossEntropyLoss, nn.SoftmaxCrossEntropyWithLogits, nn.MSELoss, nn.L1Loss,
+                nn.BCEWithLogitsLoss)
+}
+NO_LOSS = "none"
+
+Summary = Callable[[Mapping[str, Any]], str]
+
+
+def _pair(value: Any) -> str:
+    a, b = (value, value) if isinstance(value, int) else tuple(value)[:2]
+    return f"{a}×{b}"
+
+
+def _stride(value: Any) -> str:
+    a, b = (value, value) if isinstance(value, int) else tuple(value)[:2]
+    return str(a) if a == b else f"{a}×{b}"
+
+
+def _shape(value: Any) -> str:
+    return "(" + ", ".join(["N", *(str(v) for v in value)]) + ")"
+
+
+# Layer type -> (category, description, summary); params come from the engine class.
+LAYERS: dict[str, tuple[str, str, Summary]] = {
+    "Dense": ("Layers", "Fully connected layer: x·Wᵀ + b, optionally activated.",
+              lambda p: f"Dense {p['in_channels']}→{p['out_channels']}"
+              + (f" {p['activation']}" if p.get("activation") else "")),
+    "Conv2d": ("Layers", "2-D convolution over (N, C, H, W) images.",
+               lambda p: f"Conv2d {p['in_channels']}→{p['out_channels']} "
+               f"{_pair(p['kernel_size'])}"),
+    "Dropout": ("Layers", "Randomly zeroes elements while training; identity when predicting.",
+                lambda p: "Dropout p="
+                + str(round(1 - p["keep_prob"], 4) if p.get("keep_prob") is not None
+                      else (0.5 if p.get("p") is None else p["p"]))),
+    "Identity": ("Layers", "Passes its input through unchanged.", lambda p: "Identity"),
+    "ReLU": ("Activations", "max(x, 0) elementwise.", lambda p: "ReLU"),
+    "LeakyReLU": ("Activations", "x when positive, else alpha·x.",
+                  lambda p: f"LeakyReLU {p['alpha']}"),
+    "Sigmoid": ("Activations", "Squashes to (0, 1): 1 / (1 + e^-x).", lambda p: "Sigmoid"),
+    "Tanh": ("Activations", "Squashes to (-1, 1): tanh(x).", lambda p: "Tanh"),
+    "GELU": ("Activations", "Gaussian error linear unit (smooth ReLU).", lambda p: "GELU"),
+    "Softmax": ("Activations", "Turns scores into probabilities along an axis.",
+                lambda p: "Softmax"),
+    "LogSoftmax": ("Activations", "Log of softmax, computed stably.", lambda p: "LogSoftmax"),
+    "BatchNorm1d": ("Normalization", "Normalises each feature over the batch: (N, C) or (N, C, L).",
+                    lambda p: f"BatchNorm1d {p['num_features']}"),
+    "BatchNorm2d": ("Normalization", "Normalises each channel over batch and image: (N, C, H, W).",
+                    lambda p: f"BatchNorm2d {p['num_features']}"),
+    "MaxPool2d": ("Pooling & reshaping", "Maximum over sliding windows of an image.",
+                  lambda p: f"MaxPool2d {_pair(p['kernel_size'])} stride {_stride(p['stride'])}"),
+    "AvgPool2d": ("Pooling & reshaping", "Mean over sliding windows of an image.",
+                  lambda p: f"AvgPool2d {_pair(p['kernel_size'])} stride {_stride(p['stride'])}"),
+    "Flatten": ("Pooling & reshaping", "Collapses all but the batch axis into one.",
+                lambda p: "Flatten"),
+}
+
+# engine.nn classes that are not nodes: composites play SequentialCell's part, CellList only
+# holds Cells, and losses live on the Output node.
+NOT_NODES = frozenset({"SequentialCell", "CellList"})
+
+
+def _output_params() -> tuple[ParamSpec, ...]:
+    """The Output node's `loss` choice plus each loss's simple params, shown only for it."""
+    specs: dict[str, ParamSpec] = {}
+    users: dict[str, list[str]] = {}
+    for loss_name, cls in LOSSES.items():
+        for spec in read_params(cls):
+            specs.setdefault(spec.name, spec)
+            users.setdefault(spec.name, []).append(loss_name)
+    loss = ParamSpec("loss", "choice", "CrossEntropyLoss", choices=(*LOSSES, NO_LOSS),
+                     description="Loss between the network's output and the labels, or none.")
+    extra = []
+    for name, spec in specs.items():
+        default = "mean" if name == "reduction" else spec.default
+        extra.append(ParamSpec(spec.name, spec.kind, default, spec.choices, spec.minimum,
+                               spec.description, spec.optional, spec.maximum, spec.lengths,
+                               when={"loss": tuple(users[name])}))
+    return (loss, *extra)
+
+
+def _types() -> list[NodeType]:
+    types = [
+        NodeType("Input", "Inputs & outputs", "A batch of samples fed to the network.", (), OUT,
+                 (ParamSpec("shape", "shape", (2,),
+                            description="Shape of one sample, without the batch axis."),
+                  ParamSpec("dtype", "dtype", "float32", DTYPES,
+                            description="Number type of the samples.")),
+                 lambda p: f"Input {_shape(p['shape'])}"),
+        NodeType("Output", "Inputs & outputs", "The network's result, scored by a loss.",
+                 (PortSpec("in", "The network's prediction."),), (), _output_params(),
+                 lambda p: "Output" if p["loss"] == NO_LOSS else f"Output · {p['loss']}"),
+    ]
+    for name, (category, description, summary) in LAYERS.items():
+        cls = getattr(nn, name)
+        types.append(NodeType(name, category, description, IN, OUT, read_params(cls), summary,
+                              cell=cls))
+    types += [
+        NodeType("Reshape", "Pooling & reshaping", "Gives each sample a new shape.", IN, OUT,
+                 (ParamSpec("shape", "shape", (-1,), minimum=-1,
+                            description="New shape of one sample (no batch axis); "
+                            "one -1 takes the rest."),),
+                 lambda p: f"Reshape → {_shape(p['shape'])}"),
+        NodeType("Concat", "Ops", "Joins two tensors along an axis.", XY, OUT,
+                 (ParamSpec("axis", "int", 1, description=DESCRIPTIONS["axis"]
+                            + " Axis 0 is the batch."),),
+                 lambda p: f"Concat axis {p['axis']}"),
+        NodeType("Add", "Ops", "x + y elementwise (shapes broadcast).", XY, OUT, (),
+                 lambda p: "Add"),
+        NodeType("Mul", "Ops", "x · y elementwise (shapes broadcast).", XY, OUT, (),
+                 lambda p: "Mul"),
+        NodeType("MatMul", "Ops", "Matrix product x @ y.", XY, OUT, (), lambda p: "MatMul"),
+        NodeType("HookBackward", "Debugging",
+                 "Identity that shows the gradient flowing back through it.", IN, OUT, (),
+                 lambda p: "HookBackward"),
+        # Made by the editor (grouping), not from the palette.
+        NodeType(COMPOSITE, "Composites", "A sub-network: a user-defined Cell.", (), (), (),
+                 lambda p: "Composite", in_palette=False),
+        NodeType(SUBGRAPH_INPUT, "Composites", "An input port of the composite around it.",
+                 (), OUT, (), lambda p: "In", in_palette=False),
+        NodeType(SUBGRAPH_OUTPUT, "Composites", "An output port of the composite around it.",
+                 IN, (), (), lambda p: "Out", in_palette=False),
+    ]
+    return types
+
+
+def build_catalogue() -> Catalogue:
+    catalogue = Catalogue()
+    for node_type in _types():
+        catalogue.register(node_type)
+    return catalogue
+
+
+CATALOGUE = build_catalogue()

@@ -1,0 +1,176 @@
+"""Node catalogue: every type, palette order and search, schemas read from the engine, parsing."""
+
+import inspect
+
+import pytest
+
+from app.catalogue import (
+    CATALOGUE,
+    CATEGORIES,
+    Catalogue,
+    CatalogueError,
+    NodeType,
+    ParamSpec,
+    PortSpec,
+)
+from app.document import Graph
+from engine import nn
+from engine.nn.layers import __all__ as LAYER_NAMES
+
+
+def test_every_engine_layer_is_a_node_type_except_containers():
+    for name in LAYER_NAMES:
+        if name in ("SequentialCell", "CellList"):
+            assert name not in CATALOGUE
+        else:
+            assert CATALOGUE.get(name).cell is getattr(nn, name)
+    for name in ("Add", "Mul", "MatMul", "Concat", "Reshape", "Flatten", "HookBackward",
+                 "Input", "Output"):
+        assert name in CATALOGUE
+
+
+def test_palette_order_categories_and_descriptions():
+    types = CATALOGUE.types()
+    assert CATALOGUE.categories() == list(CATEGORIES)
+    ranks = [CATEGORIES.index(t.category) for t in types]
+    assert ranks == sorted(ranks)
+    assert all(t.description and "\n" not in t.description for t in types)
+    assert "Composite" not in [t.name for t in types]
+
+
+def test_every_type_makes_a_node_with_its_ports_and_defaults():
+    graph = Graph()
+    for node_type in CATALOGUE.types():
+        node = graph.add_node(CATALOGUE.new_node(node_type.name, position=(3, 4)))
+        assert node.inputs == tuple(p.name for p in node_type.inputs)
+        assert node.outputs == tuple(p.name for p in node_type.outputs)
+        assert dict(node.params) == node_type.defaults()
+        assert node.position == (3.0, 4.0)
+        assert node_type.describe(node.params)
+    assert graph.node_named("dense1") is not None
+
+
+def test_schema_is_read_from_the_engine_signature():
+    dense = CATALOGUE.get("Dense")
+    names = [p.name for p in dense.params]
+    assert names == ["in_channels", "out_channels", "has_bias", "activation"]  # no *_init
+    signature = inspect.signature(nn.Conv2d)
+    for spec in CATALOGUE.get("Conv2d").params:
+        default = signature.parameters[spec.name].default
+        if default is not inspect.Parameter.empty:
+            assert spec.default == default
+    conv = {p.name: p for p in CATALOGUE.get("Conv2d").params}
+    assert conv["kernel_size"].kind == "int_or_pair"
+    assert conv["padding"].lengths == (4,)
+    assert conv["pad_mode"].choices == ("same", "valid", "pad")
+    assert conv["has_bias"].kind == "bool" and conv["group"].kind == "int"
+    assert CATALOGUE.get("Dropout").param("p").optional
+    assert CATALOGUE.get("BatchNorm2d").param("use_batch_statistics").optional
+
+
+def test_summaries():
+    assert CATALOGUE.get("Dense").describe({"in_channels": 784, "out_channels": 256}) \
+        == "Dense 784→256"
+    conv = {"in_channels": 1, "out_channels": 8, "kernel_size": 3}
+    assert CATALOGUE.get("Conv2d").describe(conv) == "Conv2d 1→8 3×3"
+    assert CATALOGUE.get("Input").describe({"shape": (1, 28, 28)}) == "Input (N, 1, 28, 28)"
+    assert CATALOGUE.get("Conv2d").describe({"kernel_size": object()}) == "Conv2d"
+
+
+def test_search_is_case_insensitive_over_name_description_and_category():
+    assert [t.name for t in CATALOGUE.search("dense")][0] == "Dense"
+    assert {t.name for t in CATALOGUE.search("POOL")} >= {"MaxPool2d", "AvgPool2d"}
+    assert {t.name for t in CATALOGUE.search("activations")} >= {"ReLU", "Tanh", "GELU"}
+    assert CATALOGUE.search("probabilities")[0].name == "Softmax"
+    assert CATALOGUE.search("") == CATALOGUE.types()
+    assert CATALOGUE.search("no such thing") == []
+
+
+def test_unknown_type_and_bad_params_raise_catalogue_errors():
+    with pytest.raises(CatalogueError, match="unknown node type"):
+        CATALOGUE.get("Nope")
+    with pytest.raises(CatalogueError, match="no hyper-parameter 'size'"):
+        CATALOGUE.new_node("Dense", params={"size": 3})
+    with pytest.raises(CatalogueError, match="out_channels must be a whole number ≥ 1"):
+        CATALOGUE.new_node("Dense", params={"out_channels": "0"})
+    with pytest.raises(CatalogueError):
+        CATALOGUE.new_node("Composite")
+
+
+@pytest.mark.parametrize(
+    ("type_name", "param", "text", "value"),
+    [
+        ("Dense", "out_channels", " 256 ", 256),
+        ("Dense", "out_channels", 3.0, 3),
+        ("Dense", "has_bias", "no", False),
+        ("Dense", "activation", "ReLU", "relu"),
+        ("Dense", "activation", "none", None),
+        ("Conv2d", "kernel_size", "3", 3),
+        ("Conv2d", "kernel_size", "3×5", (3, 5)),
+        ("Conv2d", "kernel_size", [2, 2], (2, 2)),
+        ("Conv2d", "padding", "(1, 0, 1, 0)", (1, 0, 1, 0)),
+        ("Conv2d", "pad_mode", "VALID", "valid"),
+        ("Dropout", "p", "0.25", 0.25),
+        ("Dropout", "p", "", None),
+        ("LeakyReLU", "alpha", "1e-2", 0.01),
+        ("Softmax", "axis", "-1", -1),
+        ("Input", "shape", "1, 28, 28", (1, 28, 28)),
+        ("Input", "shape", "(2,)", (2,)),
+        ("Input", "dtype", "Float64", "float64"),
+        ("Reshape", "shape", "(-1, 7)", (-1, 7)),
+        ("Output", "loss", "mseloss", "MSELoss"),
+        ("BatchNorm2d", "use_batch_statistics", "none", None),
+    ],
+)
+def test_params_parse(type_name, param, text, value):
+    spec = CATALOGUE.get(type_name).param(param)
+    parsed = spec.parse(text)
+    assert parsed == value and type(parsed) is type(value)
+    assert spec.parse(spec.format(parsed)) == parsed
+
+
+@pytest.mark.parametrize(
+    ("type_name", "param", "text", "message"),
+    [
+        ("Dense", "out_channels", "1.5", "out_channels must be a whole number ≥ 1"),
+        ("Dense", "out_channels", "-3", "whole number ≥ 1"),
+        ("Dense", "out_channels", True, "whole number"),
+        ("Dense", "has_bias", "maybe", "has_bias must be true or false"),
+        ("Dense", "activation", "swish", "activation must be one of none, relu"),
+        ("Conv2d", "kernel_size", "1, 2, 3", "kernel_size must be a whole number ≥ 1 or 2"),
+        ("Conv2d", "kernel_size", "0", "≥ 1"),
+        ("Conv2d", "padding", "1, 1", "or 4 of them"),
+        ("Dropout", "p", "1.5", "p must be a number between 0 and 1"),
+        ("LeakyReLU", "alpha", "nan", "alpha must be a number"),
+        ("Input", "shape", "", "shape must be a list of sizes"),
+        ("Input", "shape", "1, 0", "sizes ≥ 1"),
+        ("Input", "shape", "-1", "sizes ≥ 1"),
+        ("Reshape", "shape", "-1, -1", "one of them may be -1"),
+        ("Input", "dtype", "complex", "dtype must be one of float32"),
+        ("Output", "loss", "hinge", "loss must be one of"),
+    ],
+)
+def test_params_refuse_with_a_reason(type_name, param, text, message):
+    with pytest.raises(CatalogueError, match=message):
+        CATALOGUE.get(type_name).param(param).parse(text)
+
+
+def test_output_loss_params_apply_only_to_their_loss():
+    output = CATALOGUE.get("Output")
+    shown = {p.name for p in output.visible_params({"loss": "SoftmaxCrossEntropyWithLogits"})}
+    assert shown == {"loss", "reduction", "sparse"}
+    assert {p.name for p in output.visible_params({"loss": "none"})} == {"loss"}
+
+
+def test_register_a_user_cell():
+    catalogue = Catalogue()
+    user = NodeType("Scale", "User Cells", "Multiplies by a factor.", (PortSpec("in"),),
+                    (PortSpec("out"),), (ParamSpec("factor", "float", 2.0),),
+                    lambda p: f"Scale ×{p['factor']}")
+    catalogue.register(user)
+    assert catalogue.get("Scale") is user and "User Cells" in catalogue.categories()
+    assert catalogue.new_node("Scale", params={"factor": "3"}).params["factor"] == 3.0
+    with pytest.raises(CatalogueError, match="already"):
+        catalogue.register(user)
+    with pytest.raises(CatalogueError, match="kind"):
+        ParamSpec("x", "complex", 0)
