@@ -1,0 +1,346 @@
+"""Undo commands: the only writers of the graph document, one per user edit.
+
+Each command does its edit once in `apply()` *before* it is pushed, so an edit the
+document refuses (it raises DocumentError and changes nothing) never reaches the
+stack; `perform(stack, command)` does both and returns the refusal's message.
+Commands name their graph by a path of composite node ids from the root, resolved
+at every undo/redo, because undoing a group and redoing it rebuilds the composite.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+import numpy as np
+from PySide6.QtGui import QUndoCommand, QUndoStack
+
+from app.document import ABSENT, DocumentError, Graph, Node
+
+log = logging.getLogger(__name__)
+
+GraphPath = tuple[str, ...]  # composite node ids from the root graph inward
+Values = dict[str, dict[str, np.ndarray]]  # a project's param_values
+
+
+def graph_at(root: Graph, path: Iterable[str]) -> Graph:
+    """The graph inside the composites named by `path` (the root for an empty path)."""
+    graph = root
+    for node_id in path:
+        node = graph.nodes.get(node_id)
+        if node is None or node.subgraph is None:
+            raise DocumentError("That composite Cell is no longer in the network.")
+        graph = node.subgraph
+    return graph
+
+
+def perform(stack: QUndoStack, command: DocumentCommand) -> str | None:
+    """Apply `command` and push it; the document's refusal message (nothing pushed) if refused."""
+    try:
+        command.apply()
+    except DocumentError as exc:
+        return str(exc)
+    stack.push(command)
+    return None
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}" if count == 1 else f"{count} {word}s"
+
+
+class DocumentCommand(QUndoCommand):
+    """An edit of one graph; subclasses give `_do` (also the redo) and `_undo`."""
+
+    def __init__(self, root: Graph, path: Iterable[str], text: str) -> None:
+        super().__init__(text)
+        self._root = root
+        self._path: GraphPath = tuple(path)
+        self._applied = False
+        self._pushed = False
+
+    @property
+    def graph(self) -> Graph:
+        return graph_at(self._root, self._path)
+
+    @property
+    def path(self) -> GraphPath:
+        return self._path
+
+    def apply(self) -> None:
+        """Do the edit the first time; raises DocumentError (nothing changed) if refused."""
+        self._do(self.graph)
+        self._applied = True
+
+    def redo(self) -> None:
+        if self._applied and not self._pushed:  # QUndoStack.push calls redo: already done
+            self._pushed = True
+            return
+        self._guard(self._do)
+
+    def undo(self) -> None:
+        self._guard(self._undo)
+
+    def _guard(self, step: Callable[[Graph], Any]) -> None:
+        # Undo/redo run inside Qt; an exception here must not escape into the event loop.
+        try:
+            step(self.graph)
+        except Exception:
+            log.exception("%s of %r failed", step.__name__, self.text())
+
+    def _do(self, graph: Graph) -> None:
+        raise NotImplementedError
+
+    def _undo(self, graph: Graph) -> None:
+        raise NotImplementedError
+
+
+class AddNodeCommand(DocumentCommand):
+    def __init__(self, root: Graph, path: Iterable[str], node: Node) -> None:
+        super().__init__(root, path, f"Add {node.type}")
+        self._node = node
+
+    @property
+    def node_id(self) -> str:
+        return self._node.id
+
+    def _do(self, graph: Graph) -> None:
+        self._node = graph.add_node(self._node)  # keeps the name it got the first time
+        self.setText(f"Add {self._node.type} '{self._node.name}'")
+
+    def _undo(self, graph: Graph) -> None:
+        graph.remove_node(self._node.id)
+
+
+class MoveCommand(DocumentCommand):
+    """One drag (or one auto-layout) of any number of nodes."""
+
+    def __init__(
+        self,
+        root: Graph,
+        path: Iterable[str],
+        moves: Mapping[str, tuple[tuple[float, float], tuple[float, float]]],
+        text: str = "",
+    ) -> None:
+        graph = graph_at(root, path)
+        if not text:
+            only = next(iter(moves), None)
+            if len(moves) == 1 and only in graph.nodes:
+                text = f"Move {graph.nodes[only].name}"
+            else:
+                text = f"Move {_plural(len(moves), 'node')}"
+        super().__init__(root, path, text)
+        self._old = {nid: old for nid, (old, _) in moves.items()}
+        self._new = {nid: new for nid, (_, new) in moves.items()}
+
+    def _do(self, graph: Graph) -> None:
+        graph.move_nodes(self._new)
+
+    def _undo(self, graph: Graph) -> None:
+        graph.move_nodes(self._old)
+
+
+class ConnectCommand(DocumentCommand):
+    def __init__(
+        self, root: Graph, path: Iterable[str], src: str, src_port: str, dst: str, dst_port: str
+    ) -> None:
+        graph = graph_at(root, path)
+        names = [graph.nodes[n].name if n in graph.nodes else "?" for n in (src, dst)]
+        super().__init__(root, path, f"Connect {names[0]} → {names[1]}")
+        self._ends = (src, src_port, dst, dst_port)
+        self._edge_id: str | None = None
+
+    @property
+    def edge_id(self) -> str | None:
+        return self._edge_id
+
+    def _do(self, graph: Graph) -> None:
+        self._edge_id = graph.connect(*self._ends, edge_id=self._edge_id).id
+
+    def _undo(self, graph: Graph) -> None:
+        if self._edge_id is not None:
+            graph.disconnect(self._edge_id)
+
+
+class DisconnectCommand(DocumentCommand):
+    def __init__(self, root: Graph, path: Iterable[str], edge_id: str) -> None:
+        graph = graph_at(root, path)
+        edge = graph.edge(edge_id)
+        src, dst = graph.node(edge.src_node).name, graph.node(edge.dst_node).name
+        super().__init__(root, path, f"Disconnect {src} → {dst}")
+        self._edge = edge
+
+    def _do(self, graph: Graph) -> None:
+        graph.disconnect(self._edge.id)
+
+    def _undo(self, graph: Graph) -> None:
+        e = self._edge
+        graph.connect(e.src_node, e.src_port, e.dst_node, e.dst_port, edge_id=e.id)
+
+
+class RenameCommand(DocumentCommand):
+    def __init__(self, root: Graph, path: Iterable[str], node_id: str, name: str) -> None:
+        old = graph_at(root, path).node(node_id).name
+        super().__init__(root, path, f"Rename {old} to {name}")
+        self._node_id, self._old, self._new = node_id, old, name
+
+    def _do(self, graph: Graph) -> None:
+        graph.rename_node(self._node_id, self._new)
+
+    def _undo(self, graph: Graph) -> None:
+        graph.rename_node(self._node_id, self._old)
+
+
+class SetParamCommand(DocumentCommand):
+    """Set (or with ABSENT, unset) one hyper-parameter."""
+
+    def __init__(
+        self, root: Graph, path: Iterable[str], node_id: str, key: str, value: Any
+    ) -> None:
+        node = graph_at(root, path).node(node_id)
+        shown = "default" if value is ABSENT else _show(value)
+        super().__init__(root, path, f"Set {node.name}.{key} to {shown}")
+        self._node_id, self._key = node_id, key
+        self._old, self._new = node.params.get(key, ABSENT), value
+
+    def _do(self, graph: Graph) -> None:
+        graph.set_params(self._node_id, {self._key: self._new})
+
+    def _undo(self, graph: Graph) -> None:
+        graph.set_params(self._node_id, {self._key: self._old})
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "(" + ", ".join(_show(v) for v in value) + ("," if len(value) == 1 else "") + ")"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+class SnapshotCommand(DocumentCommand):
+    """A compound edit (delete, paste, group, ungroup): undo restores the graph as it was.
+
+    `edit(graph)` runs once; its result is kept in `result`. Redo and undo restore the
+    snapshots taken after and before it, so ids come back exactly as they were.
+    """
+
+    def __init__(
+        self,
+        root: Graph,
+        path: Iterable[str],
+        text: str,
+        edit: Callable[[Graph], Any],
+        describe: Callable[[Graph, Any], str] | None = None,
+    ) -> None:
+        super().__init__(root, path, text)
+        self._edit: Callable[[Graph], Any] | None = edit
+        self._describe = describe
+        self._before: dict | None = None
+        self._after: dict | None = None
+        self.result: Any = None
+
+    def _do(self, graph: Graph) -> None:
+        if self._edit is None:
+            graph.restore(self._after)
+            return
+        before = graph.to_data()
+        self.result = self._edit(graph)  # raises DocumentError with nothing changed
+        self._before, self._after, self._edit = before, graph.to_data(), None
+        if self._describe is not None:
+            self.setText(self._describe(graph, self.result))
+
+    def _undo(self, graph: Graph) -> None:
+        graph.restore(self._before)
+
+
+def delete_command(
+    root: Graph, path: Iterable[str], node_ids: Iterable[str], edge_ids: Iterable[str] = ()
+) -> SnapshotCommand:
+    """Delete nodes (with their edges) and edges in one undoable step."""
+    node_ids, edge_ids = list(dict.fromkeys(node_ids)), list(dict.fromkeys(edge_ids))
+
+    def edit(graph: Graph) -> None:
+        doomed = set(node_ids)
+        for edge_id in edge_ids:
+            edge = graph.edge(edge_id)
+            if edge.src_node not in doomed and edge.dst_node not in doomed:
+                graph.disconnect(edge_id)
+        if node_ids:
+            graph.remove_nodes(node_ids)
+
+    if node_ids and edge_ids:
+        text = f"Delete {_plural(len(node_ids), 'node')} and {_plural(len(edge_ids), 'edge')}"
+    elif node_ids:
+        graph = graph_at(root, path)
+        only = graph.nodes.get(node_ids[0])
+        single = len(node_ids) == 1 and only is not None
+        text = f"Delete {only.name}" if single else f"Delete {_plural(len(node_ids), 'node')}"
+    else:
+        text = f"Delete {_plural(len(edge_ids), 'connection')}"
+    return SnapshotCommand(root, path, text, edit)
+
+
+class PasteCommand(SnapshotCommand):
+    """Paste clipboard data; the copied nodes' Parameter values follow them to the new ids."""
+
+    def __init__(
+        self,
+        root: Graph,
+        path: Iterable[str],
+        data: Mapping,
+        values: Values,
+        project_values: Values,
+        *,
+        offset: tuple[float, float],
+        text: str = "",
+    ) -> None:
+        count = len(data.get("nodes", ()))
+        super().__init__(
+            root, path, text or f"Paste {_plural(count, 'node')}", self._paste
+        )
+        self._data, self._offset = data, offset
+        self._values, self._project_values = values, project_values
+        self._carried: Values = {}
+
+    @property
+    def node_ids(self) -> tuple[str, ...]:
+        return self.result.node_ids if self.result is not None else ()
+
+    def _paste(self, graph: Graph) -> Any:
+        pasted = graph.paste(self._data, offset=self._offset)
+        self._carried = {
+            pasted.id_map[old]: {name: np.array(a, copy=True) for name, a in arrays.items()}
+            for old, arrays in self._values.items()
+            if old in pasted.id_map
+        }
+        return pasted
+
+    def _do(self, graph: Graph) -> None:
+        super()._do(graph)
+        for node_id, arrays in self._carried.items():
+            self._project_values[node_id] = {n: a.copy() for n, a in arrays.items()}
+
+    def _undo(self, graph: Graph) -> None:
+        super()._undo(graph)
+        for node_id in self._carried:
+            self._project_values.pop(node_id, None)
+
+
+def group_command(
+    root: Graph, path: Iterable[str], node_ids: Iterable[str], definition: str = "Group"
+) -> SnapshotCommand:
+    ids = list(node_ids)
+    return SnapshotCommand(
+        root,
+        path,
+        f"Group {_plural(len(ids), 'node')}",
+        lambda graph: graph.group(ids, definition=definition),
+        lambda graph, grouping: (
+            f"Group {_plural(len(ids), 'node')} into {graph.node(grouping.node_id).name}"
+        ),
+    )
+
+
+def ungroup_command(root: Graph, path: Iterable[str], node_id: str) -> SnapshotCommand:
+    name = graph_at(root, path).node(node_id).name
+    return SnapshotCommand(root, path, f"Ungroup {name}", lambda graph: graph.ungroup(node_id))
