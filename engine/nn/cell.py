@@ -189,7 +189,11 @@ class Cell:
         return [p for p in self.get_parameters(expand=recurse) if not p.requires_grad]
 
     def parameters_dict(self, recurse: bool = True) -> OrderedDict:
-        return OrderedDict(self.parameters_and_names(expand=recurse))
+        """Parameters keyed by name (as MindSpore); a clashing name falls back to its path."""
+        result = OrderedDict()
+        for path, p in self.parameters_and_names(expand=recurse):
+            result[p.name if p.name not in result else path] = p
+        return result
 
     # -- mode --------------------------------------------------------------------
     def set_train(self, mode: bool = True) -> Cell:

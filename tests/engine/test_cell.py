@@ -87,3 +87,10 @@ def test_call_runs_construct_and_grad_through_tree():
 def test_repr_lists_children():
     text = repr(Tree())
     assert "(layer1): Leaf<>" in text and text.startswith("Tree<")
+
+
+def test_parameters_dict_is_keyed_by_name_even_without_auto_prefix():
+    net = nn.SequentialCell(nn.Dense(2, 3))
+    wrapped = nn.WithLossCell(net, nn.MSELoss())
+    assert list(wrapped.parameters_dict()) == ["0.weight", "0.bias"]
+    assert [p.name for p in wrapped.get_parameters()] == ["0.weight", "0.bias"]
