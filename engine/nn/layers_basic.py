@@ -12,6 +12,9 @@ from engine.nn.cell import Cell
 class ReLU(Cell):
     """max(x, 0) elementwise."""
 
+    def __init__(self):  # no hyper-parameters (hides Cell's own arguments)
+        super().__init__()
+
     def construct(self, x):
         return ops.relu(x)
 
@@ -33,12 +36,18 @@ class LeakyReLU(Cell):
 class Sigmoid(Cell):
     """1 / (1 + exp(-x)) elementwise."""
 
+    def __init__(self):  # no hyper-parameters (hides Cell's own arguments)
+        super().__init__()
+
     def construct(self, x):
         return ops.sigmoid(x)
 
 
 class Tanh(Cell):
     """tanh(x) elementwise."""
+
+    def __init__(self):  # no hyper-parameters (hides Cell's own arguments)
+        super().__init__()
 
     def construct(self, x):
         return ops.tanh(x)
@@ -96,6 +105,9 @@ class LogSoftmax(Cell):
 
 class Identity(Cell):
     """Returns its input unchanged."""
+
+    def __init__(self):  # no hyper-parameters (hides Cell's own arguments)
+        super().__init__()
 
     def construct(self, x):
         return x

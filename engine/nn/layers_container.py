@@ -9,6 +9,15 @@ from collections import OrderedDict
 from engine.nn.cell import Cell
 
 
+def _rename_moved(cell: Cell, old: str, new: str) -> None:
+    """A child moved from key `old` to `new`: its Parameter names follow (outer prefix kept)."""
+    cell.__dict__["_scope_name"] = new
+    for path, p in cell.parameters_and_names():
+        tail = f"{old}.{path}"
+        if p.name.endswith(tail):
+            p.name = p.name[: -len(tail)] + f"{new}.{path}"
+
+
 class _CellSequence(Cell):
     """Ordered children kept as attributes named by their keys; list-style editing."""
 
@@ -24,10 +33,14 @@ class _CellSequence(Cell):
 
     def _set_children(self, items) -> None:
         items = [(str(k), self._check(c)) for k, c in items]
+        old_keys = {id(c): k for k, c in self._cells.items() if c is not None}
         for key in list(self._cells):
             delattr(self, key)
         for key, cell in items:
             setattr(self, key, cell)
+            old = old_keys.get(id(cell))
+            if old is not None and old != key:
+                _rename_moved(cell, old, key)
         self._seq = tuple(c for _, c in items)
 
     def _items(self) -> list:

@@ -8,7 +8,7 @@ from engine.common.initializer import HeUniform, Uniform
 from engine.nn._checks import choice, input_shape, int_pair, positive_int
 from engine.nn.cell import Cell
 from engine.nn.layers_linear import InitSpec, make_param
-from engine.ops._nn import conv_padding
+from engine.ops._conv import conv_padding
 
 
 class Conv2d(Cell):

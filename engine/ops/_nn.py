@@ -1,10 +1,8 @@
-"""Neural-network ops: convolution, pooling, dropout and batch normalisation, each with its rule.
+"""Pooling, dropout and batch normalisation ops, each beside its gradient rule.
 
-Convolution is im2col through a strided view plus one batched matmul; its
-gradient scatters back with a loop over kernel positions only (never over
-pixels or samples).  Pooling works on the kh*kw strided slices of the input,
-so it is a handful of whole-array NumPy calls.  Signatures follow MindSpore
-2.x's functional ops.
+Pooling works on the kh*kw strided slices of the input, so it is a handful of
+whole-array NumPy calls (no loop over pixels or samples).  Signatures follow
+MindSpore 2.x's functional ops.  `conv2d` lives in `_conv` and is re-exported.
 """
 
 from __future__ import annotations
@@ -12,194 +10,23 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from engine._random import rng
 from engine.autograd import Node, state
-from engine.ops._functional import _finish1, _finish_n, _link, _tensor
+from engine.ops._conv import (
+    _check_4d,
+    _crop,
+    _out_size,
+    _padded,
+    _pair,
+    _resolve_pads,
+    check_pad_mode,
+    conv2d,
+)
+from engine.ops._functional import _finish1, _finish_n, _tensor
 from engine.tensor import Tensor, wrap
 
-PAD_MODES = ("same", "valid", "pad")
-
-# ----------------------------------------------------------------------------- arguments
-
-
-def _pair(value, name: str, minimum: int = 1) -> tuple[int, int]:
-    """An int or a 1- or 2-sequence of ints -> (h, w), each at least `minimum`."""
-    if isinstance(value, (tuple, list)):
-        if len(value) == 1:
-            value = (value[0], value[0])
-        elif len(value) != 2:
-            raise ValueError(f"{name} must be an int or a pair of ints, got {value!r}")
-    else:
-        value = (value, value)
-    out = []
-    for v in value:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-            raise ValueError(f"{name} must be an int or a pair of ints, got {value!r}")
-        if v < minimum:
-            raise ValueError(f"{name} must be >= {minimum}, got {tuple(value)}")
-        out.append(int(v))
-    return out[0], out[1]
-
-
-def check_pad_mode(pad_mode, allowed=PAD_MODES) -> str:
-    mode = pad_mode.lower() if isinstance(pad_mode, str) else pad_mode
-    if mode not in allowed:
-        names = ", ".join(map(repr, allowed))
-        raise ValueError(f"pad_mode must be one of {names}; got {pad_mode!r}")
-    return mode
-
-
-def conv_padding(padding) -> tuple[int, int, int, int]:
-    """MindSpore's conv `padding`: an int, or (top, bottom, left, right)."""
-    if isinstance(padding, (tuple, list)):
-        if len(padding) != 4:
-            raise ValueError(
-                f"padding must be an int or a 4-tuple (top, bottom, left, right), got {padding!r}"
-            )
-        values = tuple(padding)
-    else:
-        values = (padding,) * 4
-    for v in values:
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < 0:
-            raise ValueError(f"padding must hold non-negative ints, got {padding!r}")
-    return tuple(int(v) for v in values)
-
-
-def _same_pads(size: int, k_eff: int, stride: int) -> tuple[int, int]:
-    # MindSpore/TF 'same': output = ceil(size / stride); an odd pad goes after (bottom/right).
-    out = -(-size // stride)
-    total = max((out - 1) * stride + k_eff - size, 0)
-    return total // 2, total - total // 2
-
-
-def _resolve_pads(mode, padding, hw, k_eff, stride) -> tuple[int, int, int, int]:
-    if mode == "same":
-        return _same_pads(hw[0], k_eff[0], stride[0]) + _same_pads(hw[1], k_eff[1], stride[1])
-    if mode == "valid":
-        return (0, 0, 0, 0)
-    return padding
-
-
-def _padded(d: np.ndarray, pads, value=0.0) -> np.ndarray:
-    t, b, l, r = pads
-    if not (t or b or l or r):
-        return d
-    n, c, h, w = d.shape
-    out = np.empty((n, c, h + t + b, w + l + r), dtype=d.dtype)
-    if value == 0.0:
-        out.fill(0)
-    else:
-        out.fill(value)
-    out[:, :, t : t + h, l : l + w] = d
-    return out
-
-
-def _out_size(size: int, k_eff: int, stride: int, what: str, shape) -> int:
-    n = (size - k_eff) // stride + 1
-    if n <= 0:
-        raise ValueError(
-            f"{what}: the (padded) input of shape {tuple(shape)} is smaller than the "
-            f"kernel extent {k_eff}"
-        )
-    return n
-
-
-def _check_4d(d: np.ndarray, what: str) -> None:
-    if d.ndim != 4:
-        raise ValueError(f"{what} expects a 4-D (N, C, H, W) input, got shape {tuple(d.shape)}")
-
-
-def _crop(gp: np.ndarray, pads, h: int, w: int) -> np.ndarray:
-    t, _, l, _ = pads
-    if gp.shape[2] == h and gp.shape[3] == w:
-        return gp
-    return gp[:, :, t : t + h, l : l + w]
-
-
-# ----------------------------------------------------------------------------- conv2d
-
-
-def conv2d(x, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
-    """2-D cross-correlation of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
-
-    `pad_mode` 'same' keeps ceil(H/stride) rows and puts an odd padding row
-    or column at the bottom/right (MindSpore); 'pad' uses `padding`, an int
-    or (top, bottom, left, right); 'valid' pads nothing.
-    """
-    x = _tensor(x)
-    weight = _tensor(weight, "weight")
-    xd, wd = x._data, weight._data
-    _check_4d(xd, "conv2d")
-    if wd.ndim != 4:
-        raise ValueError(f"conv2d weight must be 4-D (O, C/groups, kh, kw), got {tuple(wd.shape)}")
-    mode = check_pad_mode(pad_mode)
-    pads = conv_padding(padding)
-    if mode != "pad" and any(pads):
-        raise ValueError(f"padding must be 0 when pad_mode is {mode!r}, got {padding!r}")
-    if isinstance(groups, bool) or not isinstance(groups, (int, np.integer)) or groups < 1:
-        raise ValueError(f"groups must be a positive int, got {groups!r}")
-    n, c, h, w = xd.shape
-    o, cg, kh, kw = wd.shape
-    if c != cg * groups or o % groups:
-        raise ValueError(
-            f"conv2d: weight of shape {tuple(wd.shape)} with groups={groups} expects an input "
-            f"with {cg * groups} channels (and out channels divisible by groups), got input "
-            f"shape {tuple(xd.shape)}"
-        )
-    sh, sw = _pair(stride, "stride")
-    dh, dw = _pair(dilation, "dilation")
-    ekh, ekw = (kh - 1) * dh + 1, (kw - 1) * dw + 1
-    pads = _resolve_pads(mode, pads, (h, w), (ekh, ekw), (sh, sw))
-    xp = _padded(xd, pads)
-    hp, wp = xp.shape[2], xp.shape[3]
-    ho = _out_size(hp, ekh, sh, "conv2d", xp.shape)
-    wo = _out_size(wp, ekw, sw, "conv2d", xp.shape)
-    s0, s1, s2, s3 = xp.strides
-    win = as_strided(
-        xp, (n, c, kh, kw, ho, wo), (s0, s1, s2 * dh, s3 * dw, s2 * sh, s3 * sw), writeable=False
-    )
-    k = cg * kh * kw
-    cols = win.reshape(n, groups, k, ho * wo)  # the im2col copy
-    wm = wd.reshape(groups, o // groups, k)
-    out = np.matmul(wm, cols).reshape(n, o, ho, wo)
-    if bias is not None:
-        bd = bias._data if isinstance(bias, Tensor) else np.asarray(bias)
-        if bd.shape != (o,):
-            raise ValueError(f"conv2d bias must have shape ({o},), got {tuple(bd.shape)}")
-        out += bd.reshape(o, 1, 1)
-    if state.recording:
-        links = (_link(x), _link(weight), _link(bias) if bias is not None else None)
-        if links[0] is not None or links[1] is not None or links[2] is not None:
-            geo = (xd.shape, wd.shape, pads, (hp, wp), (sh, sw), (dh, dw), groups)
-            return wrap(out, Node(_conv2d_vjp, (cols, wm, geo), links, "conv2d"))
-    return wrap(out)
-
-
-def _conv2d_vjp(g, saved, needs):
-    cols, wm, geo = saved
-    (n, c, h, w), wshape, pads, (hp, wp), (sh, sw), (dh, dw), groups = geo
-    o, _, kh, kw = wshape
-    ho, wo = g.shape[2], g.shape[3]
-    g4 = g.reshape(n, groups, o // groups, ho * wo)
-    gx = gw = gb = None
-    if needs[1]:
-        # One small GEMM per sample, then a sum over the batch: cheaper than
-        # copying the columns into a single (K, N*L) operand.
-        gw = np.matmul(g4, cols.swapaxes(-1, -2)).sum(axis=0).reshape(wshape)
-    if needs[0]:
-        gcols = np.matmul(wm.swapaxes(-1, -2), g4).reshape(n, c, kh, kw, ho, wo)
-        gp = np.zeros((n, c, hp, wp), dtype=gcols.dtype)
-        he, we = sh * (ho - 1) + 1, sw * (wo - 1) + 1
-        for i in range(kh):
-            for j in range(kw):
-                gp[:, :, i * dh : i * dh + he : sh, j * dw : j * dw + we : sw] += gcols[:, :, i, j]
-        gx = _crop(gp, pads, h, w)
-    if needs[2]:
-        gb = g.sum(axis=(0, 2, 3))
-    return gx, gw, gb
-
+__all__ = ["conv2d", "max_pool2d", "avg_pool2d", "dropout", "batch_norm"]
 
 # ----------------------------------------------------------------------------- pooling
 
