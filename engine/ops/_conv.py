@@ -87,10 +87,7 @@ def _padded(d: np.ndarray, pads, value=0.0) -> np.ndarray:
         return d
     n, c, h, w = d.shape
     out = np.empty((n, c, h + t + b, w + l + r), dtype=d.dtype)
-    if value == 0.0:
-        out.fill(0)
-    else:
-        out.fill(value)
+    out.fill(value)
     out[:, :, t : t + h, l : l + w] = d
     return out
 

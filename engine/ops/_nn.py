@@ -76,7 +76,11 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, *, pad_mode="valid"):
     x, d, (kh, kw), (sh, sw), pads, _, (ho, wo) = _pool_setup(
         x, kernel_size, stride, padding, pad_mode, "max_pool2d"
     )
-    xp = _padded(d, pads, -np.inf) if d.dtype.kind == "f" else _padded(d, pads)
+    if d.dtype.kind == "f":
+        lowest = -np.inf
+    else:
+        lowest = np.iinfo(d.dtype).min if d.dtype.kind in "iu" else 0
+    xp = _padded(d, pads, lowest)
     parts = _slices(kh, kw, sh, sw, ho, wo)
     best = xp[parts[0]].copy()
     if not (state.recording and x._node is not None):
@@ -210,6 +214,10 @@ def batch_norm(
                 f"batch_norm: input of shape {tuple(d.shape)} has {c} channels, but {name} "
                 f"has shape {tuple(shape)}"
             )
+    if not training and (running_mean is None or running_var is None):
+        raise ValueError(
+            "batch_norm in predict mode (training=False) needs running_mean and running_var"
+        )
     # Work on an (N, C, M) view: one code path for (N, C) and (N, C, H, W).
     d3 = d.reshape(d.shape[0], c, -1)
     count = d3.shape[0] * d3.shape[2]
@@ -221,6 +229,8 @@ def batch_norm(
         xc = d3 - mean[:, None]
         var = (np.einsum("ncm,ncm->c", xc, xc) / dt(count)).astype(d.dtype, copy=False)
         for stat, value in ((running_mean, mean), (running_var, var)):
+            if stat is None:  # no running statistics to track
+                continue
             arr = stat._data if isinstance(stat, Tensor) else stat
             arr *= arr.dtype.type(1.0 - momentum)
             arr += (value * momentum).astype(arr.dtype, copy=False)

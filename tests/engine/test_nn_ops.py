@@ -189,6 +189,12 @@ def test_max_pool_gives_a_tied_gradient_to_the_first_maximum_like_torch():
     assert g.sum() == 2
 
 
+def test_max_pool_pads_integers_with_their_lowest_value():
+    x = -np.arange(1, 10, dtype=np.int32).reshape(1, 1, 3, 3)
+    out = ops.max_pool2d(Tensor(x), 2, 2, pad_mode="same").asnumpy()
+    assert out.dtype == np.int32 and out.tolist() == [[[[-1, -3], [-7, -9]]]]
+
+
 def test_max_pool_stride_defaults_to_kernel_size():
     assert ops.max_pool2d(Tensor(np.zeros((1, 1, 6, 6))), 3).shape == (1, 1, 2, 2)
 
@@ -283,6 +289,14 @@ def test_pooling_reports_bad_arguments():
         ops.max_pool2d(x, 2, pad_mode="full")
     with pytest.raises(ValueError, match="smaller than the kernel"):
         ops.max_pool2d(x, 5)
+
+
+def test_batch_norm_without_running_statistics():
+    x = Tensor(np.random.default_rng(3).standard_normal((6, 2)))
+    out = ops.batch_norm(x, None, None, training=True).asnumpy()
+    np.testing.assert_allclose(out.mean(0), 0, atol=1e-12)
+    with pytest.raises(ValueError, match="needs running_mean"):
+        ops.batch_norm(x, None, None)
 
 
 def test_batch_norm_reports_channel_mismatch():
