@@ -1,1 +1,28 @@
 """Graph -> engine.nn.Cell compiler and shape inference (headless)."""
+
+from app.compiler.cells import BackwardHooks, GraphCell, HookRemoval
+from app.compiler.rules import BATCH, ShapeError
+from app.compiler.shapes import (
+    INSIDE,
+    MISSING,
+    WRONG,
+    ShapeReport,
+    check_connection,
+    fitting_params,
+    infer_shapes,
+)
+
+__all__ = [
+    "BATCH",
+    "INSIDE",
+    "MISSING",
+    "WRONG",
+    "BackwardHooks",
+    "GraphCell",
+    "HookRemoval",
+    "ShapeError",
+    "ShapeReport",
+    "check_connection",
+    "fitting_params",
+    "infer_shapes",
+]

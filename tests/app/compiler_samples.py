@@ -1,0 +1,84 @@
+"""Graphs built through the catalogue and document API, shared by the shape and compiler tests."""
+
+from __future__ import annotations
+
+from app.catalogue import CATALOGUE
+from app.document import Graph, Node
+
+
+def add(graph: Graph, type_name: str, name: str = "", **params) -> Node:
+    return graph.add_node(CATALOGUE.new_node(type_name, name=name, params=params))
+
+
+def chain(graph: Graph, *nodes: Node) -> list[Node]:
+    """Connect each node's first output to the next node's first input."""
+    for a, b in zip(nodes, nodes[1:], strict=False):
+        graph.connect(a.id, a.outputs[0], b.id, b.inputs[0])
+    return list(nodes)
+
+
+def mlp(sizes=(2, 16, 2), loss: str = "CrossEntropyLoss", activation: str = "Tanh") -> Graph:
+    """input1 → dense1 → tanh1 → dense2 … → output1."""
+    graph = Graph()
+    nodes = [add(graph, "Input", shape=(sizes[0],))]
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:], strict=False)):
+        nodes.append(add(graph, "Dense", in_channels=a, out_channels=b))
+        if i < len(sizes) - 2:
+            nodes.append(add(graph, activation))
+    nodes.append(add(graph, "Output", loss=loss))
+    chain(graph, *nodes)
+    return graph
+
+
+def cnn() -> Graph:
+    """The SPEC's benchmark CNN on 1×28×28 images."""
+    graph = Graph()
+    chain(
+        graph,
+        add(graph, "Input", shape=(1, 28, 28)),
+        add(graph, "Conv2d", in_channels=1, out_channels=8, kernel_size=3),
+        add(graph, "ReLU"),
+        add(graph, "MaxPool2d", kernel_size=2, stride=2),
+        add(graph, "Conv2d", in_channels=8, out_channels=16, kernel_size=3, pad_mode="valid"),
+        add(graph, "ReLU"),
+        add(graph, "MaxPool2d", kernel_size=2, stride=2),
+        add(graph, "Flatten"),
+        add(graph, "Dense", in_channels=16 * 6 * 6, out_channels=10),
+        add(graph, "Output"),
+    )
+    return graph
+
+
+def branches() -> tuple[Graph, dict[str, Node]]:
+    """input1 → a (Dense 2→4) and b (Dense 2→3) → concat1 → head (Dense 7→2) → output1,
+    plus a skip: a → tanh1 → add1 ← a."""
+    graph = Graph()
+    n = {
+        "input": add(graph, "Input", "input1", shape=(2,)),
+        "a": add(graph, "Dense", "a", in_channels=2, out_channels=4),
+        "b": add(graph, "Dense", "b", in_channels=2, out_channels=3),
+        "tanh": add(graph, "Tanh"),
+        "add": add(graph, "Add"),
+        "concat": add(graph, "Concat", axis=1),
+        "head": add(graph, "Dense", "head", in_channels=7, out_channels=2),
+        "output": add(graph, "Output"),
+    }
+    c = graph.connect
+    c(n["input"].id, "out", n["a"].id, "in")
+    c(n["input"].id, "out", n["b"].id, "in")
+    c(n["a"].id, "out", n["tanh"].id, "in")
+    c(n["tanh"].id, "out", n["add"].id, "x")
+    c(n["a"].id, "out", n["add"].id, "y")
+    c(n["add"].id, "out", n["concat"].id, "x")
+    c(n["b"].id, "out", n["concat"].id, "y")
+    c(n["concat"].id, "out", n["head"].id, "in")
+    c(n["head"].id, "out", n["output"].id, "in")
+    return graph, n
+
+
+def grouped_mlp() -> tuple[Graph, str]:
+    """An MLP whose hidden layer and activation are grouped into composite 'block1'."""
+    graph = mlp((2, 8, 2))
+    inner = [graph.node_named("dense1").id, graph.node_named("tanh1").id]
+    grouping = graph.group(inner, definition="Block", name="block1")
+    return graph, grouping.node_id
