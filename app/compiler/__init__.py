@@ -1,6 +1,7 @@
 """Graph -> engine.nn.Cell compiler and shape inference (headless)."""
 
 from app.compiler.cells import BackwardHooks, GraphCell, HookRemoval
+from app.compiler.compile import CompiledNetwork, CompileError, compile_project
 from app.compiler.rules import BATCH, ShapeError
 from app.compiler.shapes import (
     INSIDE,
@@ -18,11 +19,14 @@ __all__ = [
     "MISSING",
     "WRONG",
     "BackwardHooks",
+    "CompileError",
+    "CompiledNetwork",
     "GraphCell",
     "HookRemoval",
     "ShapeError",
     "ShapeReport",
     "check_connection",
+    "compile_project",
     "fitting_params",
     "infer_shapes",
 ]
