@@ -5,6 +5,7 @@ import changed (`import engine as ms`, `from engine import nn, ops`).
 """
 
 from engine import (
+    _allocator,
     nn,  # noqa: E402
     ops,  # noqa: E402,I001 - binds Tensor methods
 )
@@ -31,6 +32,7 @@ from engine.serialization import load_checkpoint, load_param_into_net, save_chec
 from engine.tensor import Tensor
 
 __version__ = "0.1.0"
+_allocator.tune()
 
 __all__ = [
     "DType", "Tensor", "Parameter", "ParameterTuple", "grad", "value_and_grad", "GradOperation",

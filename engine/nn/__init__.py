@@ -3,7 +3,6 @@
 from engine.nn.cell import Cell, HookError, HookHandle
 from engine.nn.layers import *  # noqa: F403
 from engine.nn.layers import __all__ as _layers
-from engine.nn.layers_basic import Identity, ReLU
 from engine.nn.loss import *  # noqa: F403
 from engine.nn.loss import __all__ as _losses
 from engine.nn.optim import *  # noqa: F403
@@ -11,6 +10,4 @@ from engine.nn.optim import __all__ as _optim
 from engine.nn.wrap import *  # noqa: F403
 from engine.nn.wrap import __all__ as _wrap
 
-__all__ = [
-    "Cell", "HookError", "HookHandle", "Identity", "ReLU", *_layers, *_losses, *_optim, *_wrap,
-]
+__all__ = ["Cell", "HookError", "HookHandle", *_layers, *_losses, *_optim, *_wrap]
