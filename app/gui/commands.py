@@ -244,7 +244,11 @@ class SnapshotCommand(DocumentCommand):
             graph.restore(self._after)
             return
         before = graph.to_data()
-        self.result = self._edit(graph)  # raises DocumentError with nothing changed
+        try:
+            self.result = self._edit(graph)
+        except Exception:
+            graph.restore(before)  # an edit of several steps may fail half-way: undo the rest
+            raise
         self._before, self._after, self._edit = before, graph.to_data(), None
         if self._describe is not None:
             self.setText(self._describe(graph, self.result))
@@ -295,9 +299,7 @@ class PasteCommand(SnapshotCommand):
         text: str = "",
     ) -> None:
         count = len(data.get("nodes", ()))
-        super().__init__(
-            root, path, text or f"Paste {_plural(count, 'node')}", self._paste
-        )
+        super().__init__(root, path, text or f"Paste {_plural(count, 'node')}", self._paste)
         self._data, self._offset = data, offset
         self._values, self._project_values = values, project_values
         self._carried: Values = {}

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app import __version__
 from app.gui import project_files
 from app.gui.settings import RecentFiles, app_settings
+from app.gui.workbench import Workbench
 
 PROJECT_FILTER = "Cellwright projects (*.cwproj);;All files (*)"
 GEOMETRY_KEY = "main_window/geometry"
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self._build_actions()
         self._build_menus()
         self._replace_project(project_files.new_project(), None)
+        self.workbench = Workbench(self)  # canvas, palette and inspector
         self._restore_layout()
 
     # ----------------------------------------------------------------- public API
@@ -88,6 +90,10 @@ class MainWindow(QMainWindow):
         """The current project's undo stack; edits to the document go through it."""
         assert self._undo_stack is not None
         return self._undo_stack
+
+    @property
+    def settings(self) -> QSettings:
+        return self._settings
 
     @property
     def project(self) -> Any:

@@ -1,0 +1,191 @@
+"""A node on the canvas: title, type, ports and a one-line summary, drawn with level of detail.
+
+The item shows a document Node; it never writes the document. Its geometry (port
+places) is computed once per change of the node, and the picture is cached by Qt
+(DeviceCoordinateCache), so panning does no Python painting at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen
+from PySide6.QtWidgets import (
+    QGraphicsItem,
+    QGraphicsRectItem,
+    QStyleOptionGraphicsItem,
+    QWidget,
+)
+
+from app.document import Node
+from widgets.node_editor import style
+
+PortKey = tuple[str, bool]  # (port name, is output)
+
+
+class NodeItem(QGraphicsRectItem):
+    """One node; `pos()` is the node's top-left corner, the document's `position`."""
+
+    def __init__(self, node: Node, kind: str, summary: str, category: str) -> None:
+        super().__init__()
+        self.node_id = node.id
+        self.setFlags(
+            QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
+            | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
+            | QGraphicsItem.GraphicsItemFlag.ItemSendsGeometryChanges
+        )
+        self.setCacheMode(QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        self.setAcceptHoverEvents(False)
+        self.setZValue(1.0)
+        self.setPen(QPen(Qt.PenStyle.NoPen))
+        self.error = ""
+        self.highlight: dict[PortKey, bool] = {}  # during a connection drag: port -> allowed
+        self.snap = 0.0  # grid step while dragging, 0 for none
+        self.on_moved: Callable[[NodeItem], None] | None = None  # set by the scene
+        self.set_node(node, kind, summary, category)
+        self.setPos(*node.position)
+
+    # ---- what it shows -------------------------------------------------------------------
+
+    def set_node(self, node: Node, kind: str, summary: str, category: str) -> None:
+        """Take the node's current name, ports and summary (after an event)."""
+        self.name, self.kind, self.summary = node.name, kind, summary
+        self.inputs, self.outputs = node.inputs, node.outputs
+        self.is_composite = node.is_composite
+        self.colour = style.category_colour(category)
+        m = style.metrics
+        label_width = max((m("port").horizontalAdvance(p) for p in self.inputs), default=0.0)
+        label_width += max((m("port").horizontalAdvance(p) for p in self.outputs), default=0.0)
+        width = max(
+            style.NODE_MIN_WIDTH,
+            m("title").horizontalAdvance(self.name) + m("type").horizontalAdvance(kind) + 36,
+            m("summary").horizontalAdvance(summary) + 24,
+            label_width + 48,
+        )
+        self.width = float(round(width / style.GRID) * style.GRID)
+        rows = max(len(self.inputs), len(self.outputs), 1)
+        self.height = style.HEADER + rows * style.ROW + (style.FOOTER if summary else 6.0)
+        self.prepareGeometryChange()
+        r = style.PORT_RADIUS + 2
+        self.setRect(QRectF(-r, -8.0, self.width + 2 * r, self.height + 10.0))
+        self.update()
+
+    def set_error(self, reason: str) -> None:
+        if reason != self.error:
+            self.error = reason
+            self.setToolTip(reason)
+            self.update()
+
+    def set_highlight(self, highlight: dict[PortKey, bool]) -> None:
+        if highlight != self.highlight:
+            self.highlight = highlight
+            self.update()
+
+    # ---- geometry --------------------------------------------------------------------------
+
+    def port_pos(self, port: str, output: bool) -> QPointF:
+        """Where an edge attaches, in item coordinates."""
+        names = self.outputs if output else self.inputs
+        index = names.index(port) if port in names else 0
+        y = style.HEADER + (index + 0.5) * style.ROW
+        return QPointF(self.width if output else 0.0, y)
+
+    def port_scene_pos(self, port: str, output: bool) -> QPointF:
+        return self.mapToScene(self.port_pos(port, output))
+
+    def port_at(self, scene_pos: QPointF) -> PortKey | None:
+        local = self.mapFromScene(scene_pos)
+        best, best_d = None, style.PORT_HIT
+        for output, names in ((False, self.inputs), (True, self.outputs)):
+            for name in names:
+                d = (self.port_pos(name, output) - local).manhattanLength() / 1.4
+                if d < best_d:
+                    best, best_d = (name, output), d
+        return best
+
+    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):  # noqa: N802
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionChange and self.snap:
+            step = self.snap
+            return QPointF(round(value.x() / step) * step, round(value.y() / step) * step)
+        if change == QGraphicsItem.GraphicsItemChange.ItemPositionHasChanged and self.on_moved:
+            self.on_moved(self)
+        return super().itemChange(change, value)
+
+    # ---- painting ------------------------------------------------------------------------
+
+    def paint(
+        self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None
+    ) -> None:
+        lod = option.levelOfDetailFromTransform(painter.worldTransform())
+        selected = self.isSelected()
+        body = QRectF(0.0, 0.0, self.width, self.height)
+        if lod < style.DETAIL_TEXT:  # far out: a coloured block is all one can see
+            painter.fillRect(body, self._border_colour(selected, self.colour))
+            return
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
+        self._paint_body(painter, body, selected)
+        self._paint_header(painter, lod)
+        self._paint_ports(painter, lod >= style.DETAIL_LABELS)
+        if lod >= style.DETAIL_LABELS and self.summary:
+            painter.setFont(style.font("summary"))
+            painter.setPen(style.TEXT_DIM)
+            top = self.height - style.FOOTER
+            rect = QRectF(10.0, top, self.width - 20.0, style.FOOTER - 4)
+            painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, self.summary)
+
+    def _border_colour(self, selected: bool, fallback: QColor) -> QColor:
+        if selected:
+            return style.NODE_SELECTED
+        return style.NODE_ERROR if self.error else fallback
+
+    def _paint_body(self, painter: QPainter, body: QRectF, selected: bool) -> None:
+        width = 2.5 if (selected or self.error) else 1.0
+        painter.setPen(QPen(self._border_colour(selected, style.NODE_BORDER), width))
+        painter.setBrush(style.NODE_BODY)
+        painter.drawRoundedRect(body, 6.0, 6.0)
+        header = QPainterPath()
+        header.addRoundedRect(QRectF(0.5, 0.5, self.width - 1.0, style.HEADER), 5.5, 5.5)
+        square = QPainterPath()
+        square.addRect(QRectF(0.5, style.HEADER / 2, self.width - 1.0, style.HEADER / 2))
+        painter.fillPath(header.united(square), self.colour)
+        if self.is_composite:  # a second outline: there is a network inside
+            painter.setPen(QPen(self.colour.lighter(150), 1.0, Qt.PenStyle.DashLine))
+            painter.setBrush(Qt.BrushStyle.NoBrush)
+            painter.drawRoundedRect(body.adjusted(3, 3, -3, -3), 4.0, 4.0)
+
+    def _paint_header(self, painter: QPainter, lod: float) -> None:
+        painter.setPen(style.TEXT)
+        painter.setFont(style.font("title"))
+        rect = QRectF(10.0, 0.0, self.width - 20.0, style.HEADER)
+        align = Qt.AlignmentFlag.AlignVCenter
+        painter.drawText(rect, align | Qt.AlignmentFlag.AlignLeft, self.name)
+        if lod >= style.DETAIL_LABELS:
+            painter.setFont(style.font("type"))
+            painter.setPen(QColor(255, 255, 255, 190))
+            painter.drawText(rect, align | Qt.AlignmentFlag.AlignRight, self.kind)
+        if self.error:
+            painter.setBrush(style.NODE_ERROR)
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.drawEllipse(QPointF(self.width - 2, 2), 8, 8)
+            painter.setPen(style.TEXT)
+            painter.setFont(style.font("title"))
+            painter.drawText(QRectF(self.width - 10, -6, 16, 16), Qt.AlignmentFlag.AlignCenter, "!")
+
+    def _paint_ports(self, painter: QPainter, labels: bool) -> None:
+        painter.setFont(style.font("port"))
+        r = style.PORT_RADIUS
+        for output, names in ((False, self.inputs), (True, self.outputs)):
+            for name in names:
+                centre = self.port_pos(name, output)
+                allowed = self.highlight.get((name, output))
+                fill = {True: style.PORT_OK, False: style.PORT_NO}.get(allowed, style.PORT)
+                painter.setPen(QPen(style.NODE_BODY.darker(130), 1.5))
+                painter.setBrush(QBrush(fill))
+                grow = 2.0 if allowed else 0.0
+                painter.drawEllipse(centre, r + grow, r + grow)
+                if labels:
+                    painter.setPen(style.TEXT_DIM)
+                    box = QRectF(12.0, centre.y() - style.ROW / 2, self.width - 24, style.ROW)
+                    side = Qt.AlignmentFlag.AlignRight if output else Qt.AlignmentFlag.AlignLeft
+                    painter.drawText(box, side | Qt.AlignmentFlag.AlignVCenter, name)

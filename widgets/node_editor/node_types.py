@@ -1,0 +1,174 @@
+"""What the canvas asks the catalogue and the shape checker, answered without ever raising.
+
+Drawing a node must not fail because its type is unknown (a file from a newer
+version, a composite, a composite's port), and an exception inside shape inference
+must not break the canvas: both fall back to plain answers.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from app.catalogue import CATALOGUE, Catalogue, NodeType
+from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node
+
+log = logging.getLogger(__name__)
+
+BOUNDARY_CATEGORY = "Composites"
+
+
+@dataclass
+class Shapes:
+    """Inferred shapes of one graph: a label per edge id and an error per node id."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class NodeTypes:
+    """The catalogue as the canvas sees it: labels, summaries, categories, new nodes."""
+
+    def __init__(self, catalogue: Catalogue | None = None) -> None:
+        self.catalogue = catalogue if catalogue is not None else CATALOGUE
+
+    def node_type(self, type_name: str) -> NodeType | None:
+        try:
+            return self.catalogue.get(type_name)
+        except Exception:
+            return None
+
+    def kind(self, node: Node) -> str:
+        """The type as shown on the node: a composite shows its definition name."""
+        if node.type == COMPOSITE:
+            return node.definition
+        if node.type == SUBGRAPH_INPUT:
+            return "input port"
+        if node.type == SUBGRAPH_OUTPUT:
+            return "output port"
+        return node.type
+
+    def summary(self, node: Node) -> str:
+        if node.subgraph is not None:
+            inner = sum(1 for n in node.subgraph.nodes.values() if n.type not in _BOUNDARY)
+            return f"{node.definition} · {inner} node{'s' if inner != 1 else ''}"
+        if node.type in _BOUNDARY:
+            return ""
+        node_type = self.node_type(node.type)
+        return node_type.describe(node.params) if node_type is not None else node.type
+
+    def category(self, node: Node) -> str:
+        if node.type in (COMPOSITE, *_BOUNDARY):
+            return BOUNDARY_CATEGORY
+        node_type = self.node_type(node.type)
+        return node_type.category if node_type is not None else ""
+
+    def description(self, node: Node) -> str:
+        node_type = self.node_type(node.type)
+        return node_type.description if node_type is not None else ""
+
+    def new_node(
+        self, type_name: str, position: tuple[float, float], params: dict | None = None
+    ) -> Node:
+        """A fresh node of a palette type (CatalogueError for unknown types or bad params)."""
+        return self.catalogue.new_node(type_name, position=position, params=params)
+
+
+_BOUNDARY = (SUBGRAPH_INPUT, SUBGRAPH_OUTPUT)
+
+
+def _shapes_module() -> Any:
+    try:
+        from app.compiler import shapes
+    except ImportError:
+        return None
+    return shapes
+
+
+def infer_shapes(graph: Graph, root: Graph | None = None) -> Shapes:
+    """Shape labels and node errors for `graph` (inside `root`); empty if inference fails."""
+    module = _shapes_module()
+    if module is None:
+        return Shapes()
+    try:
+        report = module.infer_shapes(root if root is not None else graph)
+        labels = {edge_id: report.describe(edge_id) for edge_id in graph.edges}
+        errors = {nid: report.errors[nid] for nid in graph.nodes if nid in report.errors}
+        return Shapes({k: v for k, v in labels.items() if v}, errors)
+    except Exception:
+        log.exception("shape inference failed")
+        return Shapes()
+
+
+def check_connection(
+    graph: Graph,
+    src: str,
+    src_port: str,
+    dst: str,
+    dst_port: str,
+    root: Graph | None = None,
+    *,
+    structural_only: bool = False,
+) -> str | None:
+    """Why connecting these ports would be refused, or None if it is allowed.
+
+    A shape mismatch that fitting the receiving node's hyper-parameters would cure
+    (a Dense fed 784 features gets in_channels=784) counts as allowed: `fitting()`
+    gives the values the connection then sets.
+    """
+    reason = _structural_problem(graph, src, src_port, dst, dst_port)
+    module = _shapes_module()
+    if reason is not None or module is None or structural_only:
+        return reason
+    try:
+        reason = module.check_connection(graph, src, src_port, dst, dst_port, root=root)
+        fit = fitting(graph, src, src_port, dst, root) if reason is not None else {}
+        if not fit:
+            return reason
+        # Try it on a copy with the receiving node refitted (the document stays untouched).
+        copy_root = Graph.from_data((root if root is not None else graph).to_data())
+        found = copy_root.find(dst)
+        if found is None:
+            return reason
+        found[0].set_params(dst, fit)
+        return module.check_connection(
+            found[0], src, src_port, dst, dst_port, root=copy_root if root is not None else None
+        )
+    except Exception:
+        log.exception("connection check failed")
+        return None
+
+
+def fitting(graph: Graph, src: str, src_port: str, dst: str, root: Graph | None = None) -> dict:
+    """Hyper-parameters of `dst` to change so it accepts what `src.src_port` gives."""
+    module = _shapes_module()
+    fit = getattr(module, "fitting_params", None)
+    if fit is None:
+        return {}
+    try:
+        shape = module.infer_shapes(root if root is not None else graph).shape(src, src_port)
+        if shape is None:
+            return {}
+        node = graph.node(dst)
+        wanted = fit(node.type, shape)
+        return {k: v for k, v in wanted.items() if node.params.get(k) != v}
+    except Exception:
+        log.exception("fitting hyper-parameters failed")
+        return {}
+
+
+def _structural_problem(
+    graph: Graph, src: str, src_port: str, dst: str, dst_port: str
+) -> str | None:
+    """The document's own rules, checked without editing it (fast enough per port)."""
+    a, b = graph.nodes.get(src), graph.nodes.get(dst)
+    if a is None or b is None:
+        return "That node is no longer in the network."
+    if src == dst:
+        return f"'{a.name}' can't be connected to itself."
+    if src_port not in a.outputs or dst_port not in b.inputs:
+        return "Connect an output (right side) to an input (left side)."
+    if graph.edge_into(dst, dst_port) is not None:
+        return f"Input '{dst_port}' of '{b.name}' is already connected; disconnect it first."
+    return None

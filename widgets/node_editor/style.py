@@ -1,0 +1,82 @@
+"""How the canvas looks: colours, fonts and sizes shared by its items (one place to restyle)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPen
+
+GRID = 20.0  # snap and background grid step, in scene units
+NODE_MIN_WIDTH = 170.0
+HEADER = 28.0  # title bar height
+ROW = 22.0  # one port row
+FOOTER = 24.0  # the summary line
+PORT_RADIUS = 5.5
+PORT_HIT = 11.0  # how close to a port a press must be to start a connection
+
+# Level of detail (view scale at which things disappear when zooming out).
+DETAIL_LABELS = 0.55  # port labels, summaries, edge shape labels
+DETAIL_TEXT = 0.3  # node titles
+
+BACKGROUND = QColor("#22252b")
+GRID_MINOR = QColor("#2a2e35")
+GRID_MAJOR = QColor("#323740")
+NODE_BODY = QColor("#353a43")
+NODE_BORDER = QColor("#4b525e")
+NODE_SELECTED = QColor("#ffb84d")
+NODE_ERROR = QColor("#ef5350")
+TEXT = QColor("#eceff4")
+TEXT_DIM = QColor("#aab2bf")
+PORT = QColor("#c7cdd6")
+PORT_OK = QColor("#66d17a")
+PORT_NO = QColor("#5a606b")
+EDGE = QColor("#8f9bb0")
+EDGE_SELECTED = QColor("#ffb84d")
+EDGE_RUBBER = QColor("#66d17a")
+LABEL_BG = QColor("#1b1e23")
+LABEL_TEXT = QColor("#d8dee9")
+
+CATEGORY_COLOURS = {
+    "Inputs & outputs": QColor("#3f7fbf"),
+    "Layers": QColor("#8a5cc2"),
+    "Activations": QColor("#c27a2c"),
+    "Normalization": QColor("#2f9a8a"),
+    "Pooling & reshaping": QColor("#4f8f3a"),
+    "Ops": QColor("#9a4f6a"),
+    "Debugging": QColor("#7a7a7a"),
+    "Composites": QColor("#b5475a"),
+    "User Cells": QColor("#b5475a"),
+}
+DEFAULT_CATEGORY_COLOUR = QColor("#5d6675")
+
+
+def category_colour(category: str) -> QColor:
+    return CATEGORY_COLOURS.get(category, DEFAULT_CATEGORY_COLOUR)
+
+
+@cache
+def font(role: str) -> QFont:
+    """Fonts by role: 'title', 'type', 'port', 'summary', 'label'."""
+    f = QFont()
+    size, bold = {
+        "title": (10.5, True),
+        "type": (8.5, False),
+        "port": (8.5, False),
+        "summary": (9.0, False),
+        "label": (8.0, False),
+    }[role]
+    f.setPointSizeF(size)
+    f.setBold(bold)
+    return f
+
+
+@cache
+def metrics(role: str) -> QFontMetricsF:
+    return QFontMetricsF(font(role))
+
+
+@cache
+def pen(colour: str, width: float = 1.0) -> QPen:
+    p = QPen(QColor(colour), width)
+    p.setCosmetic(False)
+    return p
