@@ -17,7 +17,6 @@ CATEGORIES = (
     "Ops",
     "Debugging",
 )
-USER_CATEGORY = "User Cells"
 
 
 class Catalogue:

@@ -19,8 +19,15 @@ _NONE = {"none", "", "default", "auto"}
 _SPLIT = re.compile(r"[\s,x×*]+")
 
 
+BATCH = "N"  # the symbolic batch size, first entry of every inferred shape
+
+
 class CatalogueError(ValueError):
     """A node type or a hyper-parameter value the catalogue refuses; the message is for the user."""
+
+
+class ShapeError(ValueError):
+    """Why a node can't take the shapes it is given (raised by shape rules); for the user."""
 
 
 @dataclass(frozen=True)
@@ -206,8 +213,11 @@ class NodeType:
 
     `summary(params)` is the short text on the node ('Dense 784→256'). Extras beyond the
     common fields: `cell` is the engine Cell class built as `cell(**values)` for layer
-    types; `build(values) -> Cell` builds any other type (user Cells); `in_palette` is
-    False for types the editor makes itself (composites and their ports).
+    types; `build(values) -> Cell` builds any other type (user Cells); `infer(values,
+    {input port: shape}) -> {output port: shape}` gives a user type's output shapes
+    (raising ShapeError with a reason), built-in types have their rules
+    in the compiler; `in_palette` is False for types the editor makes itself (composites
+    and their ports).
     """
 
     name: str
@@ -219,6 +229,7 @@ class NodeType:
     summary: Callable[[Mapping[str, Any]], str]
     cell: type | None = None
     build: Callable[[Mapping[str, Any]], Any] | None = None
+    infer: Callable[[Mapping[str, Any], Mapping[str, tuple]], dict[str, tuple]] | None = None
     in_palette: bool = True
 
     def param(self, name: str) -> ParamSpec:

@@ -1,8 +1,8 @@
 """Graph -> engine.nn.Cell compiler and shape inference (headless)."""
 
+from app.catalogue import BATCH, ShapeError
 from app.compiler.cells import BackwardHooks, GraphCell, HookRemoval
 from app.compiler.compile import CompiledNetwork, CompileError, compile_project
-from app.compiler.rules import BATCH, ShapeError
 from app.compiler.shapes import (
     INSIDE,
     MISSING,

@@ -141,11 +141,13 @@ class HookBackward(nn.Cell):
 @dataclass(frozen=True)
 class Step:
     """One node run by a GraphCell: its Cell's attribute name, where its inputs come from
-    (value key and edge id, per input port) and the value keys its outputs go to."""
+    (value key and edge id, per connected input port), the value keys its outputs go to,
+    and `keywords`: input ports passed by name (those after an unconnected optional port)."""
 
     attr: str
     inputs: tuple[tuple[tuple[str, str], str], ...]
     outputs: tuple[tuple[str, str], ...]
+    keywords: tuple[str, ...] = ()
 
 
 class GraphCell(nn.Cell):
@@ -175,7 +177,14 @@ class GraphCell(nn.Cell):
         values = dict(zip(self._inputs, args, strict=True))
         hooks = self._hooks if len(self._hooks) else None
         for step in self._steps:
-            out = getattr(self, step.attr)(*self._along(step.inputs, values, hooks))
+            args = self._along(step.inputs, values, hooks)
+            if step.keywords:
+                split = len(args) - len(step.keywords)
+                out = getattr(self, step.attr)(*args[:split],
+                                               **dict(zip(step.keywords, args[split:],
+                                                          strict=True)))
+            else:
+                out = getattr(self, step.attr)(*args)
             if len(step.outputs) == 1:
                 values[step.outputs[0]] = out
             else:

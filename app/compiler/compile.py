@@ -102,10 +102,17 @@ class _Builder:
             cell = self.node(node, path)
             if cell is None:
                 continue
-            inputs = tuple(((e.src_node, e.src_port), e.id)
-                           for port in node.inputs
-                           if (e := graph.edge_into(node_id, port)) is not None)
-            steps.append(Step(node.name, inputs, tuple((node_id, p) for p in node.outputs)))
+            inputs, keywords, gap = [], [], False
+            for port in node.inputs:
+                edge = graph.edge_into(node_id, port)
+                if edge is None:
+                    gap = True  # an optional port left open: later ones go by name
+                    continue
+                inputs.append(((edge.src_node, edge.src_port), edge.id))
+                if gap:
+                    keywords.append(port)
+            outputs = tuple((node_id, p) for p in node.outputs)
+            steps.append(Step(node.name, tuple(inputs), outputs, tuple(keywords)))
             children.append((node.name, cell))
         ins = [(n.id, "out") for n in graph.nodes.values()
                if n.type in ("Input", SUBGRAPH_INPUT)]

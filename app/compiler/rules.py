@@ -1,9 +1,4 @@
-"""Shape rules: each node type's output shapes from its input shapes and hyper-parameters.
-
-A shape is a tuple whose first entry is the symbolic batch size 'N' (other symbolic
-entries are text too, e.g. after flattening the batch axis). Rules are worked out
-analytically, never by running the engine; a rule raises ShapeError with the reason.
-"""
+"""Shape rules: each node type's output shapes from its input shapes and hyper-parameters."""
 
 from __future__ import annotations
 
@@ -11,13 +6,13 @@ import math
 from collections.abc import Callable, Mapping
 from typing import Any
 
-BATCH = "N"
+from app.catalogue import BATCH, ShapeError
+
+# A shape is a tuple whose first entry is the symbolic batch size 'N' (other symbolic sizes
+# are text too, e.g. after flattening the batch axis). Rules are worked out analytically,
+# never by running the engine; a rule raises ShapeError with the reason.
 Shape = tuple
 Rule = Callable[[Mapping[str, Any], Mapping[str, Shape]], dict[str, Shape]]
-
-
-class ShapeError(Exception):
-    """Why a node can't take the shapes it is given; the message is for the user."""
 
 
 def text(shape: Shape) -> str:

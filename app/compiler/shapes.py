@@ -97,13 +97,25 @@ class _Inference:
         if node.type == SUBGRAPH_INPUT:
             shape = given.get(node.name)
             return None if shape is None else {"out": shape}
+        node_type = values = None
+        if not node.is_composite and node.type not in BOUNDARY_TYPES:
+            try:
+                node_type = self.catalogue.get(node.type)
+                values = node_type.values(node.params)
+            except CatalogueError as exc:
+                report._fail(node, str(exc)[:1].upper() + str(exc)[1:])
+                return None
+            if not top and node.type in ("Input", "Output"):
+                report._fail(node, f"{node.type} nodes belong to the whole network, not inside "
+                             "a composite; use the composite's ports.")
+                return None
         ins = self.inputs(node, into)
         if ins is None:
             return None
         if node.type == SUBGRAPH_OUTPUT:
             found[node.name] = ins["in"]
             return None
-        if node.is_composite:
+        if node_type is None:  # a composite
             outs = self.graph(node.subgraph, ins)
             bad = [(n, report.errors[n.id]) for _, n in node.subgraph.walk()
                    if n.id in report.errors]
@@ -111,16 +123,6 @@ class _Inference:
                 inner, message = bad[0]
                 report._fail(node, f"Inside, '{inner.name}': {message}", INSIDE)
             return outs
-        try:
-            node_type = self.catalogue.get(node.type)
-            values = node_type.values(node.params)
-        except CatalogueError as exc:
-            report._fail(node, str(exc)[:1].upper() + str(exc)[1:])
-            return None
-        if not top and node.type in ("Input", "Output"):
-            report._fail(node, f"{node.type} nodes belong to the whole network, not inside a "
-                         "composite; use the composite's ports.")
-            return None
         rule = RULES.get(node.type) or node_type.infer
         if rule is None:
             return None  # a user Cell without a shape rule: shapes after it are unknown

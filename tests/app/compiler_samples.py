@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from app.catalogue import CATALOGUE
 from app.document import Graph, Node
+from engine import Parameter, Tensor, nn
+
+
+class Scale(nn.Cell):
+    """Multiplies each feature by a learned scale."""
+
+    def __init__(self, features: int = 2, start: float = 1.0):
+        super().__init__()
+        self.scale = Parameter(Tensor(np.full(features, start, np.float32)))
+
+    def construct(self, x, bias=None, shift=None):
+        out = x * self.scale
+        out = out if bias is None else out + bias
+        return out if shift is None else out - shift
 
 
 def add(graph: Graph, type_name: str, name: str = "", **params) -> Node:

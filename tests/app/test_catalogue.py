@@ -3,6 +3,7 @@
 import inspect
 
 import pytest
+from compiler_samples import Scale
 
 from app.catalogue import (
     CATALOGUE,
@@ -12,6 +13,8 @@ from app.catalogue import (
     NodeType,
     ParamSpec,
     PortSpec,
+    ShapeError,
+    cell_node_type,
 )
 from app.document import Graph
 from engine import nn
@@ -174,3 +177,19 @@ def test_register_a_user_cell():
         catalogue.register(user)
     with pytest.raises(CatalogueError, match="kind"):
         ParamSpec("x", "complex", 0)
+
+
+
+def test_a_user_cell_becomes_a_node_type_read_from_its_code():
+    node_type = cell_node_type(Scale)
+    assert (node_type.name, node_type.category) == ("Scale", "User Cells")
+    assert node_type.description == "Multiplies each feature by a learned scale."
+    assert [p.name for p in node_type.inputs] == ["x", "bias", "shift"]
+    assert node_type.inputs[1].optional and not node_type.inputs[0].optional
+    assert [(p.name, p.kind, p.default) for p in node_type.params] == [
+        ("features", "int", 2), ("start", "float", 1.0)]
+    assert node_type.infer({"features": 3, "start": 1.0}, {"x": ("N", 3)}) == {"out": ("N", 3)}
+    with pytest.raises(ShapeError, match=r"Scale fails on \(N, 4\)"):
+        node_type.infer({"features": 3, "start": 1.0}, {"x": ("N", 4)})
+    with pytest.raises(CatalogueError, match="not a Cell class"):
+        cell_node_type(int)

@@ -2,11 +2,11 @@
 
 import numpy as np
 import pytest
-from compiler_samples import add, branches, chain, cnn, grouped_mlp, mlp
+from compiler_samples import Scale, add, branches, chain, cnn, grouped_mlp, mlp
 
 import engine
-from app.catalogue import CATALOGUE
-from app.compiler import CompiledNetwork, CompileError, compile_project
+from app.catalogue import CATALOGUE, build_catalogue, cell_node_type
+from app.compiler import CompiledNetwork, CompileError, compile_project, infer_shapes
 from app.datasets import make_spirals
 from app.document import Graph, Project
 from app.io.project_file import load_project, save_project
@@ -220,3 +220,21 @@ def test_backward_hooks_on_edges_and_hookbackward_nodes_can_be_set_later():
     np.testing.assert_allclose(doubled, 2 * plain)
     assert seen == [("node", (2, 3))]
     np.testing.assert_allclose(gradient(x).asnumpy(), plain)  # the edge hook is gone
+
+
+def test_a_registered_user_cell_infers_and_compiles():
+    catalogue = build_catalogue()
+    catalogue.register(cell_node_type(Scale))
+    graph = Graph()
+    scale = graph.add_node(catalogue.new_node("Scale", params={"features": 3, "start": 2}))
+    chain(graph, add(graph, "Input", shape=(3,)), scale, add(graph, "Output", loss="none"))
+    assert infer_shapes(graph, catalogue=catalogue).shape(scale.id) == ("N", 3)
+    assert infer_shapes(graph).errors[scale.id] == "Unknown node type 'Scale'"
+    compiled = compile_project(Project(graph), catalogue=catalogue)
+    assert list(compiled.parameters()) == ["scale1.scale"]
+    np.testing.assert_array_equal(run(compiled, np.ones((2, 3), np.float32)), 2.0)
+    shift = add(graph, "Input", shape=(3,))  # 'shift' connected, 'bias' left open: by name
+    graph.connect(shift.id, "out", scale.id, "shift")
+    compiled = compile_project(Project(graph), catalogue=catalogue)
+    ones = np.ones((2, 3), np.float32)
+    np.testing.assert_array_equal(run(compiled, ones, 0.5 * ones), 1.5)
