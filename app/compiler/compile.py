@@ -201,9 +201,13 @@ def compile_project(project: Project, *, catalogue: Catalogue = CATALOGUE) -> Co
         owner[name] = (leaves[head], local)
     inputs = [report.shape(n.id) for n in sources]
     edge = graph.edge_into(sinks[0].id, "in")
+    try:
+        loss_fn = _loss(sinks[0], catalogue)
+    except Exception as exc:  # the loss's own checks speak for the Output node
+        raise CompileError({sinks[0].id: str(exc)}, names) from exc
     compiled = CompiledNetwork(
         network=network,
-        loss_fn=_loss(sinks[0], catalogue),
+        loss_fn=loss_fn,
         input_names=[n.name for n in sources],
         input_ids=[n.id for n in sources],
         input_shapes=inputs,

@@ -15,6 +15,14 @@ Shape = tuple
 Rule = Callable[[Mapping[str, Any], Mapping[str, Shape]], dict[str, Shape]]
 
 
+MAX_WEIGHTS = 100_000_000  # per node: 400 MB of float32; more is a typo, not a network
+
+
+def _weights(layer: str, count: int) -> None:
+    if count > MAX_WEIGHTS:
+        raise ShapeError(f"{layer} would hold {count:,} weights; at most {MAX_WEIGHTS:,} per node.")
+
+
 def text(shape: Shape) -> str:
     """'(N, 256)'; a one-entry shape '(N)'."""
     return "(" + ", ".join(str(d) for d in shape) + ")"
@@ -58,6 +66,7 @@ def output_rule(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str
 
 def dense(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str, Shape]:
     shape, want = ins["in"], values["in_channels"]
+    _weights("Dense", want * values["out_channels"])
     if len(shape) < 2:
         raise ShapeError(f"Dense expects (N, {want}) input, gets {text(shape)}.")
     if shape[-1] != want:
@@ -81,6 +90,7 @@ def conv2d(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str, Sha
         raise ShapeError(f"Conv2d expects {c_in} input channels, gets {shape[1]}.")
     (kh, kw), (sh, sw), (dh, dw) = (_pair(values[k]) for k in ("kernel_size", "stride",
                                                                 "dilation"))
+    _weights("Conv2d", c_out * (c_in // group) * kh * kw)
     h = _window("Conv2d", shape[2], (kh - 1) * dh + 1, sh, mode, pads[:2])
     w = _window("Conv2d", shape[3], (kw - 1) * dw + 1, sw, mode, pads[2:])
     return {"out": (shape[0], c_out, h, w)}
@@ -102,6 +112,7 @@ def _pool(layer: str) -> Rule:
 def _batch_norm(layer: str, ranks: tuple[int, ...], layout: str) -> Rule:
     def rule(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str, Shape]:
         shape, c = ins["in"], values["num_features"]
+        _weights(layer, 4 * c)
         if len(shape) not in ranks:
             raise ShapeError(f"{layer} expects {layout.format(c=c)} input, gets {text(shape)}.")
         if shape[1] != c:

@@ -238,3 +238,24 @@ def test_a_registered_user_cell_infers_and_compiles():
     compiled = compile_project(Project(graph), catalogue=catalogue)
     ones = np.ones((2, 3), np.float32)
     np.testing.assert_array_equal(run(compiled, ones, 0.5 * ones), 1.5)
+
+
+ODD_VALUES = (None, -1, 0, 1, 2.5, True, "", "x", (), (1, 2, 3), (0, 0, 0, 0), ((1,),), 10**9)
+
+
+def test_odd_hyper_parameters_never_escape_as_anything_but_reasons():
+    for node_type in CATALOGUE.types():
+        for spec in node_type.params:
+            for value in ODD_VALUES:
+                graph = Graph()
+                source = add(graph, "Input", shape=(2, 4, 4))
+                node = graph.add_node(CATALOGUE.new_node(node_type.name))
+                graph.set_param(node.id, spec.name, value)
+                for port in node.inputs:
+                    graph.connect(source.id, "out", node.id, port)
+                report = infer_shapes(graph)
+                assert isinstance(report.errors, dict)
+                try:
+                    compile_project(Project(graph))
+                except CompileError as exc:
+                    assert exc.problems and all(exc.problems.values())
