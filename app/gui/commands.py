@@ -261,21 +261,24 @@ def delete_command(
     root: Graph, path: Iterable[str], node_ids: Iterable[str], edge_ids: Iterable[str] = ()
 ) -> SnapshotCommand:
     """Delete nodes (with their edges) and edges in one undoable step."""
-    node_ids, edge_ids = list(dict.fromkeys(node_ids)), list(dict.fromkeys(edge_ids))
+    graph = graph_at(root, path)
+    node_ids = list(dict.fromkeys(node_ids))
+    doomed = set(node_ids)
+    edge_ids = [  # edges of deleted nodes go with them: only the others count
+        e.id
+        for e in map(graph.edge, dict.fromkeys(edge_ids))
+        if e.src_node not in doomed and e.dst_node not in doomed
+    ]
 
     def edit(graph: Graph) -> None:
-        doomed = set(node_ids)
         for edge_id in edge_ids:
-            edge = graph.edge(edge_id)
-            if edge.src_node not in doomed and edge.dst_node not in doomed:
-                graph.disconnect(edge_id)
+            graph.disconnect(edge_id)
         if node_ids:
             graph.remove_nodes(node_ids)
 
     if node_ids and edge_ids:
         text = f"Delete {_plural(len(node_ids), 'node')} and {_plural(len(edge_ids), 'edge')}"
     elif node_ids:
-        graph = graph_at(root, path)
         only = graph.nodes.get(node_ids[0])
         single = len(node_ids) == 1 and only is not None
         text = f"Delete {only.name}" if single else f"Delete {_plural(len(node_ids), 'node')}"

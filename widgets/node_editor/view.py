@@ -38,7 +38,7 @@ class GraphView(QGraphicsView):
         self.graph_scene = scene
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
-        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.AnchorUnderMouse)
+        self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
         self.setResizeAnchor(QGraphicsView.ViewportAnchor.AnchorViewCenter)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -76,10 +76,18 @@ class GraphView(QGraphicsView):
         self.set_zoom(min(self.zoom, 1.25))
         self.centerOn(rect.center())
 
+    def zoom_at(self, scale: float, anchor: QPointF) -> None:
+        """Zoom to `scale` keeping the scene point under viewport pixel `anchor` in place."""
+        before = self.mapToScene(anchor.toPoint())
+        self.set_zoom(scale)
+        after = self.mapToScene(anchor.toPoint())
+        centre = self.mapToScene(self.viewport().rect().center())
+        self.centerOn(centre + (before - after))
+
     def wheelEvent(self, event: QWheelEvent) -> None:  # noqa: N802
         steps = event.angleDelta().y() / 120.0
         if steps:
-            self.set_zoom(self.zoom * 1.18**steps)
+            self.zoom_at(self.zoom * 1.18**steps, event.position())
         event.accept()
 
     def pan_by(self, dx: float, dy: float) -> None:
