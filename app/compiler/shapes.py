@@ -212,7 +212,7 @@ def check_connection(graph: Graph, src_id: str, src_port: str, dst_id: str, dst_
         return f"'{src.name}' can't be connected to itself."
     if graph.edge_into(dst_id, dst_port) is not None:
         return f"Input '{dst_port}' of '{dst.name}' is already connected; disconnect it first."
-    if _reaches(graph, dst_id, src_id):
+    if graph.reaches(dst_id, src_id):
         return (f"Connecting '{src.name}' to '{dst.name}' would make a loop "
                 f"('{dst.name}' already feeds '{src.name}').")
     whole = graph if root is None else root
@@ -229,22 +229,6 @@ def check_connection(graph: Graph, src_id: str, src_port: str, dst_id: str, dst_
         name = found[1].name if found else "a node"
         return f"That would break '{name}': {message}"
     return None
-
-
-def _reaches(graph: Graph, start: str, goal: str) -> bool:
-    after: dict[str, list[str]] = {}
-    for e in graph.edges.values():
-        after.setdefault(e.src_node, []).append(e.dst_node)
-    seen, todo = {start}, [start]
-    while todo:
-        nid = todo.pop()
-        if nid == goal:
-            return True
-        for nxt in after.get(nid, ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
 
 
 def fitting_params(type_name: str, shape: Shape) -> dict[str, Any]:

@@ -428,13 +428,14 @@ class Graph:
                 f"Input '{edge.dst_port}' of '{dst.name}' is already connected; "
                 "disconnect it first."
             )
-        if check_cycle and self._reaches(dst.id, src.id):
+        if check_cycle and self.reaches(dst.id, src.id):
             raise DocumentError(
                 f"Connecting '{src.name}' to '{dst.name}' would make a loop "
                 f"('{dst.name}' already feeds '{src.name}')."
             )
 
-    def _reaches(self, start: str, goal: str) -> bool:
+    def reaches(self, start: str, goal: str) -> bool:
+        """Whether a path of edges leads from node `start` to node `goal` (or start is goal)."""
         after: dict[str, list[str]] = {}
         for e in self._edges.values():
             after.setdefault(e.src_node, []).append(e.dst_node)
