@@ -1,1 +1,73 @@
 """Training session: runs a compiled network off the GUI thread (headless)."""
+
+from app.session.events import (
+    COMPLETED,
+    STEP_LIMIT,
+    STOPPED,
+    EpochEnded,
+    EpochMetrics,
+    Progress,
+    TrainingEvent,
+    TrainingFailed,
+    TrainingFinished,
+    TrainingPaused,
+    TrainingResumed,
+    TrainingStarted,
+)
+from app.session.hook_captures import (
+    HISTOGRAM_BINS,
+    STAT_COLUMNS,
+    HookCapture,
+    HookCaptures,
+    LatestArray,
+)
+from app.session.metrics import EPOCH_COLUMNS, STEP_COLUMNS, Metrics
+from app.session.progress import OPTIMIZER_PREFIX, TrainingState, is_optimizer_entry
+from app.session.ring_buffer import RingBuffer
+from app.session.session import PAUSED, READY, RUNNING, STOPPING, TrainingSession
+from app.session.settings import (
+    DEFAULTS,
+    LOSSES,
+    OPTIMIZERS,
+    TrainingError,
+    TrainingSettings,
+    load_dataset,
+)
+
+__all__ = [
+    "COMPLETED",
+    "DEFAULTS",
+    "EPOCH_COLUMNS",
+    "HISTOGRAM_BINS",
+    "LOSSES",
+    "OPTIMIZERS",
+    "OPTIMIZER_PREFIX",
+    "PAUSED",
+    "READY",
+    "RUNNING",
+    "STAT_COLUMNS",
+    "STEP_COLUMNS",
+    "STEP_LIMIT",
+    "STOPPED",
+    "STOPPING",
+    "EpochEnded",
+    "EpochMetrics",
+    "HookCapture",
+    "HookCaptures",
+    "LatestArray",
+    "Metrics",
+    "Progress",
+    "RingBuffer",
+    "TrainingError",
+    "TrainingEvent",
+    "TrainingFailed",
+    "TrainingFinished",
+    "TrainingPaused",
+    "TrainingResumed",
+    "TrainingSession",
+    "TrainingSettings",
+    "TrainingStarted",
+    "TrainingState",
+    "is_optimizer_entry",
+    "load_dataset",
+]

@@ -1,0 +1,110 @@
+"""What a training session tells its listeners: started, progress, epoch ended, finished, failed.
+
+Events are small frozen dataclasses delivered by plain callbacks on the thread that
+trains (the worker thread, or the caller's for `TrainingSession.run`). A Qt bridge
+re-emits `TrainingStarted`, `TrainingFinished` and `TrainingFailed` as queued signals;
+per-step numbers reach plots through the ring buffers, not through events.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Why a run ended without an error.
+COMPLETED = "completed"  # every planned epoch ran
+STOPPED = "stopped"  # stop() was called
+STEP_LIMIT = "step limit"  # the run's `steps` budget was used up
+
+
+@dataclass(frozen=True)
+class EpochMetrics:
+    """One epoch's numbers; accuracies are None for regression, validation ones without a split."""
+
+    epoch: int  # 1-based: the first epoch is epoch 1
+    step: int  # optimizer steps done when the epoch ended
+    loss: float
+    accuracy: float | None
+    val_loss: float | None
+    val_accuracy: float | None
+
+    def describe(self) -> str:
+        """e.g. 'loss 0.1234, accuracy 97.5%, validation loss 0.2, validation accuracy 95.0%'."""
+        parts = [f"loss {self.loss:.4g}"]
+        if self.accuracy is not None:
+            parts.append(f"accuracy {self.accuracy:.1%}")
+        if self.val_loss is not None:
+            parts.append(f"validation loss {self.val_loss:.4g}")
+        if self.val_accuracy is not None:
+            parts.append(f"validation accuracy {self.val_accuracy:.1%}")
+        return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class TrainingStarted:
+    step: int  # steps done before this run
+    epoch: int  # epochs completed before this run
+    target_epoch: int  # the run ends after this many epochs in all
+    steps_planned: int  # steps this run will take if not stopped
+    batches_per_epoch: int
+    dataset: str  # e.g. 'Spirals: 320 samples of 2 features, 2 classes'
+
+
+@dataclass(frozen=True)
+class Progress:
+    """After every step."""
+
+    step: int  # steps done in all, this one included
+    run_step: int  # steps done in this run
+    steps_planned: int
+    epoch: int  # the epoch this step belongs to (1-based)
+    batch: int  # batches done in this epoch (1-based)
+    batches_per_epoch: int
+    loss: float
+    accuracy: float | None
+    learning_rate: float
+
+
+@dataclass(frozen=True)
+class EpochEnded:
+    metrics: EpochMetrics
+
+
+@dataclass(frozen=True)
+class TrainingPaused:
+    step: int
+
+
+@dataclass(frozen=True)
+class TrainingResumed:
+    step: int
+
+
+@dataclass(frozen=True)
+class TrainingFinished:
+    reason: str  # COMPLETED, STOPPED or STEP_LIMIT
+    step: int
+    epoch: int  # epochs completed in all
+    metrics: EpochMetrics | None  # the last completed epoch's, if any
+    message: str
+
+
+@dataclass(frozen=True)
+class TrainingFailed:
+    """The run ended on an error; the weights are those before the failing step."""
+
+    message: str  # one paragraph for the user
+    step: int  # the step that failed (1-based), or the last one done if none was running
+    epoch: int
+    error: BaseException
+    details: str  # the traceback, for a "details" box or a log
+
+
+TrainingEvent = (
+    TrainingStarted
+    | Progress
+    | EpochEnded
+    | TrainingPaused
+    | TrainingResumed
+    | TrainingFinished
+    | TrainingFailed
+)

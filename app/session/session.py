@@ -1,0 +1,294 @@
+"""`TrainingSession`: trains a project's network on a worker thread, and keeps its progress.
+
+    session = TrainingSession(project)          # compiles; TrainingError / CompileError
+    session.events.subscribe(on_event)          # TrainingStarted, Progress, EpochEnded, …
+    session.start()                             # worker thread; or session.run() right here
+    session.pause(); session.resume(); session.set_learning_rate(0.001); session.stop()
+    session.wait()                              # the TrainingFinished / TrainingFailed event
+
+When a run ends — finished, stopped, or failed — the session writes the weights, the
+optimizer state, the shuffle and RNG position and the metric history into the
+project (`store()`), before it tells its listeners; saving the project then keeps
+all of it, and a new session on the reopened project continues where this one ended.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+
+import engine
+from app.compiler import CompiledNetwork, compile_project
+from app.document import Project
+from app.document.events import Events
+from app.session.events import TrainingFailed, TrainingFinished
+from app.session.hook_captures import HookCaptures
+from app.session.metrics import Metrics
+from app.session.progress import (
+    TrainingState,
+    clear_optimizer,
+    restore_optimizer,
+    rng_state,
+    set_rng_state,
+    store_optimizer,
+)
+from app.session.settings import (
+    TrainingError,
+    TrainingSettings,
+    check_learning_rate,
+    load_dataset,
+    make_loss,
+    make_optimizer,
+)
+from app.session.targets import Targets
+from app.session.trainer import RunControl, Trainer
+
+READY, RUNNING, PAUSED, STOPPING = "ready", "running", "paused", "stopping"
+
+
+class TrainingSession:
+    """One project's network, data and optimizer, ready to train.
+
+    `folder` is where relative data-set paths are read from (the project file's folder).
+    Settings are read once, here; a changed setting needs a new session, except the
+    learning rate (`set_learning_rate`, also while running).
+    """
+
+    def __init__(self, project: Project, *, folder: str | Path | None = None,
+                 restart: bool = False) -> None:  # fmt: skip
+        self.project = project
+        self.settings = TrainingSettings.from_project(project.training)
+        saved = {} if restart else (project.training.get("state") or {})
+        try:
+            self.state = TrainingState.from_json(saved)
+        except ValueError as exc:
+            raise TrainingError(
+                f"The saved training progress is damaged ({exc}); train from the start "
+                "(restart) to replace it."
+            ) from None
+        self.dataset = load_dataset(self.settings.dataset, Path(folder) if folder else None)
+        try:
+            self.train_set, self.val_set = self.dataset.split(
+                self.settings.validation_fraction, self.settings.seed
+            )
+        except ValueError as exc:
+            raise TrainingError(f"The data set can't be split: {exc}") from None
+        engine.set_seed(self.settings.seed)  # weights new to this project start the same way
+        self.compiled: CompiledNetwork = compile_project(project)
+        if self.state.rng is None:
+            self.state.rng = rng_state()
+        self.network = self.compiled.network
+        self.loss_fn = self._loss()
+        self._check_fit()
+        self.optimizer = make_optimizer(self.settings, self.network.trainable_params())
+        owner = self.compiled.parameter_owner
+        if restart:
+            clear_optimizer(project.param_values)
+        elif self.state.optimizer and not restore_optimizer(
+            self.optimizer, self.state.optimizer, owner, project.param_values
+        ):
+            self.state.optimizer = None  # another optimizer type: its state starts over
+        self.events = Events()
+        self.metrics = Metrics()
+        try:
+            self.metrics.load_json(saved.get("history"))
+        except ValueError:
+            self.metrics.clear()  # curves are nice to have; a damaged history starts afresh
+        self.captures = HookCaptures(project.live_hooks(), self.compiled.cells.get,
+                                     self.compiled.edge_hooks.set)  # fmt: skip
+        self._trainer = Trainer(
+            self.network, self.loss_fn, self.optimizer, self.train_set, self.val_set,
+            batch_size=self.settings.batch_size, seed=self.settings.seed, state=self.state,
+            metrics=self.metrics, emit=self.events.emit, captures=self.captures,
+            input_dtype=self.compiled.input_dtypes[0],
+        )  # fmt: skip
+        self._control = RunControl()
+        self._thread: threading.Thread | None = None
+        self._status = READY
+        self._lock = threading.Lock()
+        self.result: TrainingFinished | TrainingFailed | None = None
+
+    # ---- setup checks --------------------------------------------------------------
+
+    def _loss(self) -> engine.nn.Cell:
+        if self.settings.loss is not None:
+            return make_loss(self.settings.loss)
+        if self.compiled.loss_fn is None:
+            raise TrainingError("The Output node has no loss: choose one to train the network.")
+        return self.compiled.loss_fn
+
+    def _check_fit(self) -> None:
+        """Refuse, with the reason, a network that doesn't fit the data set."""
+        compiled, data = self.compiled, self.dataset
+        if len(compiled.input_names) != 1:
+            raise TrainingError(
+                f"Training feeds one data set into one Input node; this network has "
+                f"{len(compiled.input_names)} ({', '.join(compiled.input_names)})."
+            )
+        wanted = tuple(compiled.input_shapes[0][1:]) if compiled.input_shapes[0] else None
+        if wanted is not None and wanted != data.sample_shape:
+            raise TrainingError(
+                f"The Input node {compiled.input_names[0]} takes samples of shape {wanted}, but "
+                f"the data set's samples have shape {data.sample_shape}."
+            )
+        try:
+            targets = Targets(type(self.loss_fn).__name__, data.task)
+        except ValueError as exc:
+            raise TrainingError(str(exc)) from None
+        x, y = next(self.train_set.batches(2, shuffle=False))
+        try:  # one small batch through network and loss, predicting: nothing changes
+            inputs = engine.Tensor(x.astype(compiled.input_dtypes[0], copy=False))
+            with engine.no_grad():
+                self.network.set_train(False)
+                out = self.network(inputs)
+                self.loss_fn(out, targets.for_loss(y, out.shape))
+        except Exception as exc:
+            raise TrainingError(
+                f"The network doesn't fit the data set {data.name}: {exc}"
+            ) from None
+
+    # ---- running -------------------------------------------------------------------
+
+    @property
+    def status(self) -> str:
+        """'ready', 'running', 'paused' or 'stopping'."""
+        return self._status
+
+    @property
+    def running(self) -> bool:
+        return self._status != READY
+
+    @property
+    def learning_rate(self) -> float:
+        return self._trainer.learning_rate
+
+    def start(self, epochs: int | None = None, steps: int | None = None) -> None:
+        """Train on a worker thread; returns at once. See `run` for `epochs` and `steps`."""
+        target = self._claim(epochs, steps)
+        self._thread = threading.Thread(
+            target=self._work, args=(target, steps), name="cellwright-training", daemon=True
+        )
+        self._thread.start()
+
+    def run(self, epochs: int | None = None,
+            steps: int | None = None) -> TrainingFinished | TrainingFailed:  # fmt: skip
+        """Train in the calling thread until done; returns the event that ended the run.
+
+        `epochs`: train that many epochs from here (a partly done epoch counts as one).
+        Without it, an interrupted run is continued to its planned end, else the
+        settings' number of epochs is trained. `steps` caps this run's steps.
+        """
+        target = self._claim(epochs, steps)
+        return self._work(target, steps)
+
+    def _claim(self, epochs: int | None, steps: int | None) -> int:
+        for value, what in ((epochs, "number of epochs"), (steps, "number of steps")):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or value < 1):  # fmt: skip
+                raise TrainingError(f"The {what} must be a whole number of 1 or more.")
+        with self._lock:
+            if self._status != READY:
+                raise TrainingError("Training is already running.")
+            self._status = RUNNING
+            late = self._control.take_learning_rate()  # set as the last run ended
+            if late is not None:
+                self._trainer.set_learning_rate(late)
+            self._control = RunControl()
+        state = self.state
+        if epochs is not None:
+            return state.epoch + epochs
+        if state.unfinished:
+            return state.target_epoch
+        return state.epoch + self.settings.epochs
+
+    def _work(self, target: int, steps: int | None) -> TrainingFinished | TrainingFailed:
+        try:
+            set_rng_state(self.state.rng)
+        except ValueError as exc:
+            with self._lock:
+                self._status = READY
+            raise TrainingError(f"The saved training progress is damaged: {exc}.") from None
+        try:
+            return self._trainer.run(target, self._control, steps, on_end=self._end_run)
+        finally:
+            with self._lock:
+                self._status = READY
+
+    def _end_run(self, event: TrainingFinished | TrainingFailed) -> None:
+        """After the last step, before listeners hear how the run ended."""
+        self.state.rng = rng_state()
+        self.result = event
+        self.store()
+        with self._lock:
+            self._status = READY
+
+    def pause(self) -> None:
+        """Pause before the next step (the current one finishes)."""
+        with self._lock:
+            if self._status == RUNNING:
+                self._status = PAUSED
+                self._control.pause()
+
+    def resume(self) -> None:
+        with self._lock:
+            if self._status == PAUSED:
+                self._status = RUNNING
+                self._control.resume()
+
+    def stop(self) -> None:
+        """End the run after the current step (also when paused); progress is kept."""
+        with self._lock:
+            if self._status in (RUNNING, PAUSED):
+                self._status = STOPPING
+                self._control.stop()
+
+    def wait(self, timeout: float | None = None) -> TrainingFinished | TrainingFailed | None:
+        """Block until the worker thread ends (or `timeout` passes); the ending event or None."""
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+            if thread.is_alive():
+                return None
+        return self.result
+
+    def set_learning_rate(self, value: float) -> None:
+        """Use this learning rate from the next step on (also while running)."""
+        value = check_learning_rate(value)
+        self._control.set_learning_rate(value)
+        if self._status == READY:
+            self._trainer.set_learning_rate(value)
+
+    # ---- results -------------------------------------------------------------------
+
+    def evaluate(self, data=None) -> tuple[float | None, float | None]:
+        """(loss, accuracy) over `data` (default: the validation set) in predict mode."""
+        self._require_idle("evaluate")
+        return self._trainer.evaluate(self.val_set if data is None else data)
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        """The network's output for samples `x` in predict mode."""
+        self._require_idle("predict")
+        x = np.asarray(x, dtype=self.compiled.input_dtypes[0])
+        with engine.no_grad():
+            return self.network(engine.Tensor(x)).asnumpy().copy()
+
+    def _require_idle(self, what: str) -> None:
+        if self._status not in (READY, PAUSED):
+            raise TrainingError(f"Can't {what} while training runs; pause or stop it first.")
+
+    def store(self, project: Project | None = None) -> None:
+        """Write weights, optimizer state, progress and history into `project` (default: ours).
+
+        Runs on its own at the end of every run; call it yourself only while paused or idle.
+        """
+        project = self.project if project is None else project
+        self.compiled.store_values(project)
+        owner = self.compiled.parameter_owner
+        self.state.optimizer = store_optimizer(self.optimizer, owner, project.param_values)
+        state = self.state.to_json()
+        state["history"] = self.metrics.to_json()
+        project.training["state"] = state
+        project.training["learning_rate"] = self._trainer.learning_rate
+

@@ -1,0 +1,165 @@
+"""Training settings as the project stores them (`project.training`), checked, with defaults.
+
+`project.training` is plain JSON so it survives the project file as it is:
+
+    {"dataset": "spirals" | {"builtin": "moons", "options": {"n_samples": 300}}
+                | {"csv": "points.csv", "label_column": "label", ...}
+                | {"npz": "data.npz", "x_key": "x", "y_key": "y"},
+     "loss": "CrossEntropyLoss", "optimizer": "Adam", "optimizer_options": {},
+     "learning_rate": 0.01, "batch_size": 32, "epochs": 10,
+     "validation_fraction": 0.2, "seed": 0,
+     "state": {...}}    # progress written by the session, see app.session.progress
+
+A relative CSV/NPZ path is read from the project file's folder.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from app.datasets import Dataset, DatasetError, load_csv, load_npz, make_builtin
+from engine import nn
+
+LOSSES = ("CrossEntropyLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
+          "SoftmaxCrossEntropyWithLogits")  # fmt: skip
+OPTIMIZERS = ("SGD", "Momentum", "Adam", "AdamW")
+SETTING_KEYS = (
+    "dataset", "loss", "optimizer", "optimizer_options", "learning_rate", "batch_size",
+    "epochs", "validation_fraction", "seed", "state",
+)  # fmt: skip
+DEFAULTS: dict[str, Any] = {
+    "optimizer": "Adam",
+    "learning_rate": 0.01,
+    "batch_size": 32,
+    "epochs": 10,
+    "validation_fraction": 0.2,
+    "seed": 0,
+}
+
+
+class TrainingError(Exception):
+    """Training can't start or had to stop; the message is meant for the user."""
+
+
+@dataclass(frozen=True)
+class TrainingSettings:
+    """What to train on and how; `from_project` checks every value with a readable message."""
+
+    dataset: str | Mapping[str, Any]
+    loss: str | None = None  # None: the Output node's loss, else one that suits the data
+    optimizer: str = DEFAULTS["optimizer"]
+    optimizer_options: Mapping[str, Any] = field(default_factory=dict)
+    learning_rate: float = DEFAULTS["learning_rate"]
+    batch_size: int = DEFAULTS["batch_size"]
+    epochs: int = DEFAULTS["epochs"]
+    validation_fraction: float = DEFAULTS["validation_fraction"]
+    seed: int = DEFAULTS["seed"]
+
+    @classmethod
+    def from_project(cls, training: Mapping[str, Any]) -> TrainingSettings:
+        # Entries this version does not know (a newer app's, the GUI's own) are left alone.
+        if training.get("dataset") is None:
+            raise TrainingError("Choose a data set to train on (training setting 'dataset').")
+        given = {k: v for k, v in training.items() if k in SETTING_KEYS and k != "state"}
+        values = {**DEFAULTS, **given}
+        settings = cls(**values)
+        settings.check()
+        return settings
+
+    def check(self) -> None:
+        if self.loss is not None and self.loss not in LOSSES:
+            raise TrainingError(f"Unknown loss {self.loss!r}; choose one of {', '.join(LOSSES)}.")
+        if self.optimizer not in OPTIMIZERS:
+            raise TrainingError(
+                f"Unknown optimizer {self.optimizer!r}; choose one of {', '.join(OPTIMIZERS)}."
+            )
+        if not isinstance(self.optimizer_options, Mapping):
+            raise TrainingError("The optimizer options must be a mapping of name to value.")
+        check_learning_rate(self.learning_rate)
+        _whole(self.batch_size, "batch size", 1)
+        _whole(self.epochs, "number of epochs", 1)
+        _whole(self.seed, "seed", 0)
+        fraction = self.validation_fraction
+        if not _number(fraction) or not 0.0 <= fraction < 1.0:
+            raise TrainingError(
+                f"The validation fraction must be at least 0 and below 1, not {fraction!r}."
+            )
+
+    def describe_dataset(self) -> str:
+        spec = self.dataset
+        if isinstance(spec, str):
+            return spec
+        for kind in ("builtin", "csv", "npz"):
+            if kind in spec:
+                return str(spec[kind])
+        return "data set"
+
+
+def check_learning_rate(value: Any) -> float:
+    """The learning rate as a float, or TrainingError if it is not a finite number > 0."""
+    if not _number(value) or not value > 0 or not math.isfinite(value):
+        raise TrainingError(f"The learning rate must be a number above 0, not {value!r}.")
+    return float(value)
+
+
+def load_dataset(spec: str | Mapping[str, Any], folder: Path | None = None) -> Dataset:
+    """The data set a `dataset` setting names; TrainingError with the reason if it can't be had."""
+    try:
+        if isinstance(spec, str):
+            return make_builtin(spec)
+        if not isinstance(spec, Mapping):
+            raise TrainingError(f"The data set setting must be a name or a mapping, not {spec!r}.")
+        kinds = [k for k in ("builtin", "csv", "npz") if k in spec]
+        if len(kinds) != 1:
+            raise TrainingError(
+                "The data set setting needs exactly one of 'builtin', 'csv' or 'npz'."
+            )
+        kind = kinds[0]
+        options = {k: v for k, v in spec.items() if k != kind}
+        if kind == "builtin":
+            extra = sorted(set(options) - {"options"})
+            if extra:
+                raise TrainingError(f"Unknown built-in data set entries: {', '.join(extra)}.")
+            return make_builtin(spec[kind], **dict(options.get("options", {})))
+        path = Path(spec[kind]).expanduser()
+        if not path.is_absolute() and folder is not None:
+            path = folder / path
+        loader = load_csv if kind == "csv" else load_npz
+        return loader(path, **options)
+    except DatasetError as exc:
+        raise TrainingError(f"The data set can't be used: {exc}") from None
+    except TypeError as exc:  # an option the loader does not take
+        raise TrainingError(f"The data set setting has a bad option: {exc}.") from None
+
+
+def make_loss(name: str) -> nn.Cell:
+    if name == "SoftmaxCrossEntropyWithLogits":
+        return nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    return getattr(nn, name)()
+
+
+def make_optimizer(settings: TrainingSettings, params: list) -> nn.Optimizer:
+    options = dict(settings.optimizer_options)
+    if settings.optimizer == "Momentum":
+        options.setdefault("momentum", 0.9)
+    try:
+        return getattr(nn, settings.optimizer)(
+            params, learning_rate=float(settings.learning_rate), **options
+        )
+    except (TypeError, ValueError) as exc:
+        raise TrainingError(f"The {settings.optimizer} optimizer can't be made: {exc}.") from None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _whole(value: Any, what: str, minimum: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise TrainingError(
+            f"The {what} must be a whole number of {minimum} or more, not {value!r}."
+        )

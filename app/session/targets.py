@@ -1,0 +1,55 @@
+"""Labels in the form each loss wants, and how many predictions were right.
+
+Cross-entropy losses take class indices as they are. BCE, MSE and L1 losses on a
+classification compare with one-hot targets (or 0/1 for a single output column). A
+prediction is the highest-scoring class, or for a single output: above 0 for
+BCEWithLogits (a logit), above 0.5 for the others.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+import engine
+from app.datasets import CLASSIFICATION
+
+INDEX_LOSSES = frozenset({"CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits"})
+
+
+class Targets:
+    """Adapts a data set's labels to one loss and counts correct predictions."""
+
+    def __init__(self, loss_name: str, task: str) -> None:
+        self.loss_name = loss_name
+        self.classification = task == CLASSIFICATION
+        if not self.classification and loss_name in INDEX_LOSSES:
+            raise ValueError(
+                f"{loss_name} needs class labels, but the data set is a regression; "
+                "use MSELoss or L1Loss."
+            )
+        self._threshold = 0.0 if loss_name == "BCEWithLogitsLoss" else 0.5
+
+    def for_loss(self, y: engine.Tensor | np.ndarray, output_shape: tuple[int, ...]):
+        """The labels `y` shaped for this loss against an output of `output_shape`."""
+        labels = y.asnumpy() if isinstance(y, engine.Tensor) else np.asarray(y)
+        if self.classification:
+            if self.loss_name in INDEX_LOSSES:
+                return engine.Tensor(labels)
+            if len(output_shape) == 1 or output_shape[-1] == 1:
+                return engine.Tensor(labels.astype(np.float32).reshape(output_shape))
+            one_hot = np.zeros(output_shape, dtype=np.float32)
+            one_hot[np.arange(len(labels)), labels] = 1.0
+            return engine.Tensor(one_hot)
+        if labels.shape != tuple(output_shape) and labels.size == int(np.prod(output_shape)):
+            labels = labels.reshape(output_shape)  # (N, 1) targets for an (N,) output
+        return engine.Tensor(labels)
+
+    def correct(self, output: np.ndarray, y: np.ndarray) -> int | None:
+        """How many samples the output classifies right; None for a regression."""
+        if not self.classification:
+            return None
+        if output.ndim == 1 or output.shape[-1] == 1:
+            predicted = (output.reshape(len(y)) > self._threshold).astype(np.int64)
+        else:
+            predicted = output.reshape(len(y), -1).argmax(axis=1)
+        return int(np.count_nonzero(predicted == y))

@@ -1,0 +1,330 @@
+"""The step/epoch loop over one network, loss, optimizer and data set, in the calling thread.
+
+`Trainer.run` trains until the planned epoch, a step budget, a stop request or an
+error, and returns the event that ended it. Before every step it copies every
+Parameter (BatchNorm's moving statistics included) into buffers allocated once, so a
+step that fails — a NaN or infinite loss, gradient or weight, or any exception, also
+one raised in a hook — is undone and the weights stay those of the last good step.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import traceback
+from collections.abc import Callable
+from itertools import islice
+
+import numpy as np
+
+import engine
+from app.datasets import CLASSIFICATION, Dataset
+from app.session.events import (
+    COMPLETED,
+    STEP_LIMIT,
+    STOPPED,
+    EpochEnded,
+    EpochMetrics,
+    Progress,
+    TrainingFailed,
+    TrainingFinished,
+    TrainingPaused,
+    TrainingResumed,
+    TrainingStarted,
+)
+from app.session.hook_captures import HookCaptures
+from app.session.metrics import Metrics
+from app.session.progress import EpochTally, TrainingState
+from app.session.targets import Targets
+
+EVALUATION_BATCH = 512
+
+
+class NotFinite(ArithmeticError):
+    """A step produced NaN or infinity; the message says where."""
+
+
+class RunControl:
+    """Pause, resume, stop and learning-rate requests from other threads, read between steps."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._pause = False
+        self._stop = False
+        self._learning_rate: float | None = None
+
+    def pause(self) -> None:
+        with self._changed:
+            self._pause = True
+
+    def resume(self) -> None:
+        with self._changed:
+            self._pause = False
+            self._changed.notify_all()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stop = True
+            self._changed.notify_all()
+
+    def set_learning_rate(self, value: float) -> None:
+        with self._changed:
+            self._learning_rate = value
+
+    @property
+    def paused(self) -> bool:
+        return self._pause
+
+    @property
+    def stop_requested(self) -> bool:
+        return self._stop
+
+    def take_learning_rate(self) -> float | None:
+        with self._changed:
+            value, self._learning_rate = self._learning_rate, None
+            return value
+
+    def wait_while_paused(self, on_pause: Callable[[], None],
+                          on_resume: Callable[[], None]) -> None:  # fmt: skip
+        with self._changed:
+            if not self._pause or self._stop:
+                return
+        on_pause()
+        with self._changed:
+            self._changed.wait_for(lambda: not self._pause or self._stop)
+        on_resume()
+
+
+class Trainer:
+    """Trains `network` with `loss_fn` and `optimizer` on `train_set`, validating on `val_set`."""
+
+    def __init__(self, network: engine.nn.Cell, loss_fn: engine.nn.Cell, optimizer,
+                 train_set: Dataset, val_set: Dataset, *, batch_size: int, seed: int,
+                 state: TrainingState, metrics: Metrics, emit: Callable[[object], None],
+                 captures: HookCaptures | None = None, input_dtype: str = "float32") -> None:
+        self.network = network
+        self.loss_fn = loss_fn
+        self.optimizer = optimizer
+        self.train_set = train_set
+        self.val_set = val_set
+        self.batch_size = batch_size
+        self.seed = seed
+        self.state = state
+        self.metrics = metrics
+        self.captures = captures
+        self.input_dtype = np.dtype(input_dtype)
+        self._emit = emit
+        self.targets = Targets(type(loss_fn).__name__, train_set.task)
+        # The exact number set, not the optimizer's float32 copy: AdamW's decay uses it as is.
+        self.learning_rate = float(np.asarray(optimizer.state_dict()["learning_rate"]))
+        self._in_step = False
+        self._last: tuple[float, float | None] = (math.nan, None)
+        self._params = list(network.get_parameters())
+        self._backup = [np.empty_like(p.asnumpy()) for p in self._params]
+        self._grad_fn = engine.value_and_grad(self._forward, None, optimizer.parameters,
+                                              has_aux=True)  # fmt: skip
+
+    @property
+    def batches_per_epoch(self) -> int:
+        return self.train_set.batch_count(self.batch_size)
+
+    def _forward(self, x, y):
+        logits = self.network(x)
+        return self.loss_fn(logits, self.targets.for_loss(y, logits.shape)), logits
+
+    # ---- the loop ------------------------------------------------------------------
+
+    def run(self, target_epoch: int, control: RunControl, max_steps: int | None = None,
+            on_end: Callable[[object], None] | None = None) -> TrainingFinished | TrainingFailed:
+        """Train up to `target_epoch` epochs in all; returns (and emits) how it ended.
+
+        `on_end(event)` runs after the last step and before the ending event is emitted.
+        """
+        event = self._train(target_epoch, control, max_steps)
+        if on_end is not None:
+            try:
+                on_end(event)
+            except Exception as exc:
+                event = self._fail(exc)
+        self._emit(event)
+        return event
+
+    def _train(self, target_epoch: int, control: RunControl,
+               max_steps: int | None) -> TrainingFinished | TrainingFailed:  # fmt: skip
+        state = self.state
+        state.target_epoch = target_epoch
+        per_epoch = self.batches_per_epoch
+        planned = max((target_epoch - state.epoch) * per_epoch - state.batch, 0)
+        if max_steps is not None:
+            planned = min(planned, max_steps)
+        run_step = 0
+        try:
+            self._emit(TrainingStarted(state.step, state.epoch, target_epoch, planned,
+                                       per_epoch, self.train_set.describe()))  # fmt: skip
+            self.network.set_train(True)
+            while state.epoch < target_epoch:
+                order = self.train_set.batches(self.batch_size, True, self.seed, state.epoch)
+                for x, y in islice(order, state.batch, None):
+                    reason = self._between_steps(control)
+                    if reason is None and max_steps is not None and run_step >= max_steps:
+                        reason = STEP_LIMIT
+                    if reason:
+                        return self._finish(reason)
+                    self._train_step(x, y)
+                    run_step += 1
+                    self._after_step(run_step, planned, per_epoch)
+                self._end_epoch()
+            return self._finish(COMPLETED)
+        except Exception as exc:  # every failure ends the run with a readable message
+            return self._fail(exc)
+        finally:
+            self.network.set_train(False)
+
+    def _between_steps(self, control: RunControl) -> str | None:
+        if control.stop_requested:
+            return STOPPED
+        control.wait_while_paused(lambda: self._emit(TrainingPaused(self.state.step)),
+                                  lambda: self._emit(TrainingResumed(self.state.step)))
+        if control.stop_requested:
+            return STOPPED
+        learning_rate = control.take_learning_rate()
+        if learning_rate is not None:
+            self.set_learning_rate(learning_rate)
+        return None
+
+    def set_learning_rate(self, value: float) -> None:
+        """Use `value` from the next step on (call between steps, on the training thread)."""
+        self.optimizer.learning_rate = value
+        self.learning_rate = float(value)
+
+    def _train_step(self, x: np.ndarray, y: np.ndarray) -> None:
+        state = self.state
+        step = state.step + 1
+        if self.captures is not None:
+            self.captures.step = step
+        for param, saved in zip(self._params, self._backup, strict=True):
+            np.copyto(saved, param.asnumpy())
+        self._in_step = True
+        try:
+            value, logits = self._checked_step(x, y)
+        except BaseException:
+            self._restore()
+            raise
+        self._in_step = False
+        correct = self.targets.correct(logits.asnumpy(), y)
+        state.step = step
+        state.batch += 1
+        state.tally.add(value, len(x), correct)
+        accuracy = None if correct is None else correct / len(x)
+        self.metrics.add_step(step, state.epoch + 1, value, accuracy, self.learning_rate)
+        self._last = (value, accuracy)
+
+    def _checked_step(self, x: np.ndarray, y: np.ndarray) -> tuple[float, engine.Tensor]:
+        """Forward, backward and update; NotFinite as soon as a number is NaN or infinite."""
+        with np.errstate(all="ignore"):  # caught here with a message, not warned about
+            inputs = engine.Tensor(x.astype(self.input_dtype, copy=False))
+            (loss, logits), grads = self._grad_fn(inputs, engine.Tensor(y))
+            value = float(loss.asnumpy())
+            if not math.isfinite(value):
+                raise NotFinite(f"the loss became {value}")
+            for param, grad in zip(self.optimizer.parameters, grads, strict=True):
+                if not np.isfinite(grad.asnumpy()).all():
+                    raise NotFinite(f"the gradient of {param.name} became infinite or NaN")
+            self.optimizer(grads)
+            for param in self.optimizer.parameters:
+                if not np.isfinite(param.asnumpy()).all():
+                    raise NotFinite(f"the update made {param.name} infinite or NaN")
+        return value, logits
+
+    def _after_step(self, run_step: int, planned: int, per_epoch: int) -> None:
+        state = self.state
+        loss, accuracy = self._last
+        self._emit(Progress(state.step, run_step, planned, state.epoch + 1, state.batch,
+                            per_epoch, loss, accuracy, self.learning_rate))  # fmt: skip
+
+    def _restore(self) -> None:
+        for param, saved in zip(self._params, self._backup, strict=True):
+            np.copyto(param.asnumpy(), saved)
+
+    def _end_epoch(self) -> None:
+        state = self.state
+        tally, state.tally = state.tally, EpochTally()
+        state.epoch += 1
+        state.batch = 0
+        classification = self.train_set.task == CLASSIFICATION
+        val_loss = val_accuracy = None
+        if len(self.val_set):
+            val_loss, val_accuracy = self.evaluate(self.val_set)
+        metrics = EpochMetrics(state.epoch, state.step, tally.loss,
+                               tally.accuracy() if classification else None,
+                               val_loss, val_accuracy)  # fmt: skip
+        self.metrics.add_epoch(metrics)
+        self._emit(EpochEnded(metrics))
+
+    def evaluate(self, data: Dataset) -> tuple[float | None, float | None]:
+        """(mean loss, accuracy or None) over `data` in predict mode (no Dropout, BN frozen)."""
+        if not len(data):
+            return None, None
+        was_training = self.network.training
+        captures = self.captures
+        self.network.set_train(False)
+        if captures is not None:
+            captures.enabled = False
+        tally = EpochTally()
+        try:
+            with engine.no_grad(), np.errstate(all="ignore"):
+                for x, y in data.batches(EVALUATION_BATCH, shuffle=False):
+                    inputs = engine.Tensor(x.astype(self.input_dtype, copy=False))
+                    logits = self.network(inputs)
+                    loss = self.loss_fn(logits, self.targets.for_loss(y, logits.shape))
+                    correct = self.targets.correct(logits.asnumpy(), y)
+                    tally.add(float(loss.asnumpy()), len(x), correct)
+        finally:
+            self.network.set_train(was_training)
+            if captures is not None:
+                captures.enabled = True
+        accuracy = tally.accuracy() if data.task == CLASSIFICATION else None
+        return tally.loss, accuracy
+
+    # ---- endings -------------------------------------------------------------------
+
+    def _finish(self, reason: str) -> TrainingFinished:
+        state = self.state
+        if reason == COMPLETED:
+            state.target_epoch = None
+        last = self.metrics.last_epoch()
+        if reason == COMPLETED:
+            message = f"Training finished after epoch {state.epoch} (step {state.step})."
+        elif reason == STOPPED:
+            message = f"Training stopped at step {state.step} (epoch {state.epoch + 1})."
+        else:
+            message = f"Training paused for later at step {state.step} (epoch {state.epoch + 1})."
+        if last is not None and reason == COMPLETED:
+            message += " " + last.describe().capitalize() + "."
+        state.message = message
+        return TrainingFinished(reason, state.step, state.epoch, last, message)
+
+    def _fail(self, exc: BaseException) -> TrainingFailed:
+        state = self.state
+        step, epoch = state.step + 1, state.epoch + 1
+        if not self._in_step:  # between steps: in an event callback or validating
+            step = state.step
+            message = (
+                f"Training failed after step {step} (epoch {epoch}): {type(exc).__name__}: "
+                f"{exc}."
+            )
+        elif isinstance(exc, NotFinite):
+            message = (
+                f"Training stopped at step {step} (epoch {epoch}): {exc}. The weights from "
+                f"before step {step} were kept. Try a smaller learning rate "
+                f"(it is {self.learning_rate:g})."
+            )
+        else:
+            message = (
+                f"Training failed at step {step} (epoch {epoch}): {type(exc).__name__}: {exc}. "
+                f"The weights from before step {step} were kept."
+            )
+        self._in_step = False
+        state.message = message
+        details = "".join(traceback.format_exception(exc))
+        return TrainingFailed(message, step, epoch, exc, details)
