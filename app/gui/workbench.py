@@ -102,7 +102,7 @@ class Workbench:
         self.window.show_message(text, 8000)
 
     def _on_palette_add_requested(self, payload: str) -> None:
-        self.editor.add(payload)
+        self.editor.run(lambda: self.editor.add(payload))
         self.editor.view.setFocus()
 
     def _on_editor_selection_changed(self) -> None:

@@ -204,12 +204,13 @@ class NodeEditor(CanvasEdits, QWidget):
             action.setShortcuts([QKeySequence(k) if isinstance(k, str) else k for k in keys])
             # Only while the canvas has focus: Backspace in a text field stays a Backspace.
             action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            action.triggered.connect(lambda _=False, slot=slot: self._run(slot))
+            action.triggered.connect(lambda _=False, slot=slot: self.run(slot))
             self.addAction(action)
             self.actions[name] = action
         self.actions["fit_all"].setToolTip("Fit the whole network in view (F on the canvas)")
 
-    def _run(self, slot: Callable[[], object]) -> None:
+    def run(self, slot: Callable[[], object]) -> None:
+        """Call `slot`; an exception is logged and reported on `message`, never raised."""
         try:
             slot()
         except Exception as exc:  # never let a bug in an edit take the window down
@@ -219,11 +220,11 @@ class NodeEditor(CanvasEdits, QWidget):
     # ---- slots ---------------------------------------------------------------------------------
 
     def _on_view_connect_requested(self, ends, moving: str) -> None:
-        self._run(lambda: self.connect_ports(*ends, moving=moving))
+        self.run(lambda: self.connect_ports(*ends, moving=moving))
 
     def _on_view_disconnect_requested(self, edge_id: str) -> None:
         if self._editable():
-            self._run(lambda: self.push(DisconnectCommand(self.root, self.path, edge_id)))
+            self.run(lambda: self.push(DisconnectCommand(self.root, self.path, edge_id)))
 
     def _on_view_move_finished(self, moves: dict) -> None:
         moved = self._editable() and self.push(MoveCommand(self.root, self.path, moves))
@@ -235,20 +236,20 @@ class NodeEditor(CanvasEdits, QWidget):
         self.scene.fit_scene_rect()
 
     def _on_view_drop_requested(self, payload: str, scene_pos: QPointF) -> None:
-        self._run(lambda: self.add(payload, scene_pos))
+        self.run(lambda: self.add(payload, scene_pos))
 
     def _on_view_quick_add_requested(self, scene_pos: QPointF, global_pos) -> None:
         self.quick_add.open_at(scene_pos, global_pos)
 
     def _on_quick_add_chosen(self, payload: str, scene_pos: QPointF) -> None:
-        self._run(lambda: self.add(payload, scene_pos))
+        self.run(lambda: self.add(payload, scene_pos))
         self.view.setFocus()
 
     def _on_view_open_requested(self, node_id: str) -> None:
-        self._run(lambda: self.open_composite(node_id))
+        self.run(lambda: self.open_composite(node_id))
 
     def _on_breadcrumb_level_chosen(self, depth: int) -> None:
-        self._run(lambda: self.go_up(depth))
+        self.run(lambda: self.go_up(depth))
 
     def _quick_entries(self, text: str) -> list[Entry]:
         entries = [
