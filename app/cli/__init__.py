@@ -1,0 +1,130 @@
+"""Headless command line: `cellwright <command> ...` (train, info, export), no Qt.
+
+`app.main` hands argv over to `main()` here when its first word names a command
+registered on the parser. Each command is a subparser that sets
+``run=<callable(args) -> int>`` via ``set_defaults``; `main` calls it. Commands import
+the engine and the app's modules only when they run, so `--version` stays quick.
+
+Exit codes: 0 success, 1 a problem with the project, its file or its training (one
+line on stderr says which), 2 a bad command line, 130 interrupted with Ctrl+C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from app import __version__
+
+EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `cellwright` command parser; commands are added as subparsers."""
+    parser = argparse.ArgumentParser(
+        prog="cellwright",
+        description="Cellwright command line (headless).",
+    )
+    parser.add_argument("--version", action="version", version=f"cellwright {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    train = commands.add_parser(
+        "train",
+        help="train a project's network and save the result",
+        description="Train the project's network with its training settings, showing progress "
+        "on stderr, and save the trained project (in place unless --out is given). Training "
+        "continues where the project's last run stopped.",
+    )
+    train.add_argument("project", metavar="PROJECT", help="a .cwproj file")
+    train.add_argument("--epochs", type=_positive_int, metavar="N",
+                       help="train N epochs from where the project stands")  # fmt: skip
+    train.add_argument("--lr", type=_positive_float, metavar="X",
+                       help="learning rate (kept in the saved project)")  # fmt: skip
+    train.add_argument("--out", metavar="FILE", help="save to FILE instead of PROJECT")
+    train.add_argument("--restart", action="store_true",
+                       help="ignore saved progress (steps, optimizer state, curves); "
+                       "the weights are kept")  # fmt: skip
+    train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.set_defaults(run=_run("app.cli.train"))
+
+    info = commands.add_parser(
+        "info",
+        help="show a project's network, parameters and training settings",
+        description="Print the network (nodes in order with their types and key "
+        "hyper-parameters), parameter counts and shapes, and the training settings.",
+    )
+    info.add_argument("project", metavar="PROJECT", help="a .cwproj file")
+    info.set_defaults(run=_run("app.cli.info"))
+
+    export = commands.add_parser(
+        "export",
+        help="export a project's network as a runnable Python script",
+        description="Write a Python script that rebuilds the network on the Cellwright "
+        "engine, and its trained weights as an .npz file next to it.",
+    )
+    export.add_argument("project", metavar="PROJECT", help="a .cwproj file")
+    export.add_argument("--python", metavar="FILE", required=True,
+                        help="the script to write (FILE.npz gets the weights)")  # fmt: skip
+    export.set_defaults(run=_run("app.cli.export"))
+    return parser
+
+
+def _run(module: str):
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return importlib.import_module(module).run(args)
+
+    return run
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not 1 or more")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} is not a number above 0")
+    return value
+
+
+def command_names() -> frozenset[str]:
+    """Names of the registered commands, so `app.main` knows what to dispatch here."""
+    parser = build_parser()
+    for action in parser._actions:  # argparse offers no public accessor for subparsers
+        if isinstance(action, argparse._SubParsersAction):
+            return frozenset(action.choices)
+    return frozenset()
+
+
+def fail(message: str) -> int:
+    """Print `message` as one line on stderr; returns EXIT_PROBLEM."""
+    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    print(f"cellwright: error: {one_line}", file=sys.stderr)
+    return EXIT_PROBLEM
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; returns the process exit code."""
+    parser = build_parser()
+    args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))
+    run = getattr(args, "run", None)
+    if run is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    return int(run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
