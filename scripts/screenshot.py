@@ -80,6 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         hidden = editor.graph.node_named("hidden") if editor.graph is not None else None
         if hidden is not None:  # show the Inspector with something in it
             editor.scene.select([hidden.id])
+        window.show_message(f"Opened {Path(project).name}")  # not the temporary folder
         for _ in range(20):
             app.processEvents()
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
