@@ -2,7 +2,7 @@
 
     python scripts/make_examples.py [--out resources/examples] [--train]
 
-Each example is a chain of nodes laid out left to right, with its training settings and
+Each example is a chain of nodes laid out left to right in rows, with its training settings and
 its initial weights (drawn with the project's seed, so the editor shows the Parameters
 that training starts from). The files ship untrained: `cellwright train` trains them,
 to the accuracy promised in resources/examples/README.md (checked by
@@ -25,21 +25,42 @@ from app.compiler import compile_project  # noqa: E402
 from app.document import Graph, Project  # noqa: E402
 from app.io.project_file import save_project  # noqa: E402
 
-STEP_X = 190  # room for a node and the shape label on its edge
-ROW_Y = 0
+GAP = 80  # between nodes: room for the shape label on the edge
+ROW_STEP = 160  # from one row of nodes to the next
+GRID = 20  # the editor's snapping grid
+WRAP = "wrap"  # in a chain: go on in a new row below, from the left
 
 
-def chain(*layers: tuple[str, dict]) -> Graph:
-    """Nodes of the given (type, params) connected in a row, left to right."""
+def chain(*layers: tuple[str, dict] | str) -> Graph:
+    """Nodes of the given (type, params) connected in order, left to right in rows.
+
+    Rows keep the picture about as wide as a window, so the editor shows a network at
+    a readable size; each row reads left to right and the next one starts below it.
+    """
     graph = Graph()
     previous = None
-    for i, (type_name, params) in enumerate(layers):
-        node = CATALOGUE.new_node(type_name, position=(i * STEP_X, ROW_Y), params=params)
-        node = graph.add_node(node)
+    x = y = 0
+    for layer in layers:
+        if layer == WRAP:
+            x, y = 0, y + ROW_STEP
+            continue
+        type_name, params = layer
+        node = graph.add_node(CATALOGUE.new_node(type_name, position=(x, y), params=params))
+        x += _snap(_drawn_width(node) + GAP)
         if previous is not None:
             graph.connect(previous.id, "out", node.id, "in")
         previous = node
     return graph
+
+
+def _drawn_width(node) -> float:
+    """About how wide the editor draws a node: its title and type, or its summary line."""
+    summary = CATALOGUE.get(node.type).describe(node.params)
+    return max(170, 9.2 * (len(node.name) + len(node.type)) + 36, 7.5 * len(summary) + 24)
+
+
+def _snap(value: float) -> int:
+    return int(-(-value // GRID) * GRID)
 
 
 def spiral_mlp() -> Project:
@@ -47,6 +68,7 @@ def spiral_mlp() -> Project:
         ("Input", {"shape": (2,)}),
         ("Dense", {"in_channels": 2, "out_channels": 32}),
         ("Tanh", {}),
+        WRAP,
         ("Dense", {"in_channels": 32, "out_channels": 32}),
         ("Tanh", {}),
         ("Dense", {"in_channels": 32, "out_channels": 2}),
@@ -66,9 +88,11 @@ def digits_cnn() -> Project:
         ("Conv2d", {"in_channels": 1, "out_channels": 8, "kernel_size": 3, "has_bias": True}),
         ("ReLU", {}),
         ("MaxPool2d", {"kernel_size": 2, "stride": 2}),
+        WRAP,
         ("Conv2d", {"in_channels": 8, "out_channels": 16, "kernel_size": 3, "has_bias": True}),
         ("ReLU", {}),
         ("MaxPool2d", {"kernel_size": 2, "stride": 2}),
+        WRAP,
         ("Flatten", {}),
         ("Dense", {"in_channels": 64, "out_channels": 10}),
         ("Output", {"loss": "CrossEntropyLoss"}),
@@ -83,14 +107,17 @@ def digits_cnn() -> Project:
 def moons_bn_dropout() -> Project:
     graph = chain(
         ("Input", {"shape": (2,)}),
+        WRAP,
         ("Dense", {"in_channels": 2, "out_channels": 32}),
         ("BatchNorm1d", {"num_features": 32}),
         ("ReLU", {}),
         ("Dropout", {"p": 0.2}),
+        WRAP,
         ("Dense", {"in_channels": 32, "out_channels": 32}),
         ("BatchNorm1d", {"num_features": 32}),
         ("ReLU", {}),
         ("Dropout", {"p": 0.2}),
+        WRAP,
         ("Dense", {"in_channels": 32, "out_channels": 2}),
         ("Output", {"loss": "CrossEntropyLoss"}),
     )

@@ -41,13 +41,14 @@ def test_the_cli_trains_the_shipped_example_to_its_promise(tmp_path, capsys, nam
     assert accuracy >= promise and accuracy == pytest.approx(shown, abs=0.0006)
 
 
-def test_the_examples_use_batchnorm_dropout_a_cnn_and_are_laid_out_left_to_right():
+def test_the_examples_use_batchnorm_dropout_a_cnn_and_read_left_to_right_in_rows():
     types = {}
     for name in NAMES:
         project = load_project(EXAMPLES / f"{name}.cwproj")
         order = project.graph.topological_order()
-        xs = [project.graph.nodes[nid].position[0] for nid in order]
-        assert xs == sorted(xs) and len(set(xs)) == len(xs), name
+        by_reading = sorted(order, key=lambda nid: project.graph.nodes[nid].position[::-1])
+        assert by_reading == order, name  # row by row, each row left to right
+        assert len({project.graph.nodes[nid].position for nid in order}) == len(order)
         types[name] = {node.type for node in project.graph.nodes.values()}
         compiled = compile_project(project)
         assert compiled.loaded == list(compiled.parameters())  # initial weights are shipped
