@@ -39,6 +39,7 @@ EDIT_ITEMS = (
     None,
     "auto_layout",
     "fit_all",
+    "snap",
 )
 
 

@@ -170,6 +170,7 @@ def test_edit_menu_offers_the_canvas_actions(window):
         "Save as User Cell…",
         "Auto-layout",
         "Fit All",
+        "Snap to Grid",
     ]
 
 

@@ -121,6 +121,14 @@ def test_moving_a_node_is_one_command_snapped_to_the_grid(editor, project):
     assert project.graph.node(b.id).position == (x, y)
 
 
+def test_without_snapping_a_node_lands_where_it_is_dropped(editor, project):
+    a, b, c = mlp(project)
+    editor.actions["snap"].setChecked(False)
+    start = title_point(editor, b.id)
+    drag(editor.view.viewport(), start, start + QPoint(53, 91), steps=10)
+    assert project.graph.node(b.id).position == (313.0, 91.0)
+
+
 def test_moving_a_selection_moves_all_of_it_in_one_command(editor, project):
     a, b, c = mlp(project)
     editor.scene.select([a.id, b.id])

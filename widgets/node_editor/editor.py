@@ -91,7 +91,7 @@ class NodeEditor(CanvasEdits, QWidget):
         self._show_path(())
         self.view.resetTransform()
         self.view.fit_all()
-        QTimer.singleShot(0, self.view.fit_all)  # again once the view has its real size
+        QTimer.singleShot(0, self.view, self.view.fit_all)  # again once the view has its size
 
     def open_composite(self, node_id: str) -> None:
         graph = self.graph
@@ -145,7 +145,7 @@ class NodeEditor(CanvasEdits, QWidget):
     def _on_path_level_changed(self, event) -> None:
         node_id = getattr(event, "node_id", None)
         if node_id in self.path and type(event).__name__ in ("NodeRemoved", "NodeRenamed"):
-            QTimer.singleShot(0, lambda: self._show_path(self.path))
+            QTimer.singleShot(0, self, lambda: self._show_path(self.path))
 
     # ---- selection -----------------------------------------------------------------------------
 
@@ -208,6 +208,12 @@ class NodeEditor(CanvasEdits, QWidget):
             self.addAction(action)
             self.actions[name] = action
         self.actions["fit_all"].setToolTip("Fit the whole network in view (F on the canvas)")
+        snap = QAction("&Snap to Grid", self)
+        snap.setObjectName("snap_action")
+        snap.setCheckable(True)
+        snap.setChecked(True)
+        snap.toggled.connect(self._on_snap_action_toggled)
+        self.actions["snap"] = snap
 
     def run(self, slot: Callable[[], object]) -> None:
         """Call `slot`; an exception is logged and reported on `message`, never raised."""
@@ -247,6 +253,9 @@ class NodeEditor(CanvasEdits, QWidget):
 
     def _on_view_open_requested(self, node_id: str) -> None:
         self.run(lambda: self.open_composite(node_id))
+
+    def _on_snap_action_toggled(self, on: bool) -> None:
+        self.scene.set_snap(on)
 
     def _on_breadcrumb_level_chosen(self, depth: int) -> None:
         self.run(lambda: self.go_up(depth))

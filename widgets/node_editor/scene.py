@@ -96,6 +96,12 @@ class GraphScene(QGraphicsScene):
         rect = self.itemsBoundingRect() if self.nodes else QRectF(0, 0, 1, 1)
         self.setSceneRect(rect.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN))
 
+    def set_snap(self, on: bool) -> None:
+        """Whether dragged nodes land on the grid (kept when the graph shown changes)."""
+        self.snap = style.GRID if on else 0.0
+        for item in self.nodes.values():
+            item.snap = self.snap
+
     def set_details(self, shown: bool) -> None:
         """Show or hide the edge shape labels (level of detail, on a zoom threshold)."""
         if shown == self.details:
