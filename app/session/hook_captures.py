@@ -96,25 +96,50 @@ class HookCaptures:
     """Every capture of one session, attached to the compiled network's Cells.
 
     `cell_for(node_id)` finds the Cell a node compiled to (None if it has none);
-    `edge_hook(edge_id, fn)` places a HookBackward on an edge if the network offers it.
+    `edge_hook(edge_id, fn)` places a HookBackward on an edge and returns a handle with
+    `remove()`. Hooks can be attached and detached at any time, also while training:
+    the engine copies its hook lists before calling them.
     """
 
     def __init__(self, hooks: list[Hook], cell_for: Callable[[str], Any],
                  edge_hook: Callable[[str, Callable], Any] | None = None) -> None:  # fmt: skip
-        self.captures: dict[str, HookCapture] = {}
+        self.captures: dict[str, HookCapture] = {}  # hook id -> its buffers
         self.skipped: dict[str, str] = {}  # hook id -> why it captures nothing
-        self.step = 0
-        self.enabled = True
-        self._handles: list[Any] = []
+        self.step = 0  # the step being trained, written by the training thread
+        self.enabled = True  # off while the session evaluates
+        self._cell_for = cell_for
+        self._edge_hook = edge_hook
+        self._handles: dict[str, Any] = {}
         for hook in hooks:
-            capture = HookCapture(hook)
-            reason = self._attach(capture, cell_for, edge_hook)
-            if reason:
-                self.skipped[hook.id] = reason
-            else:
-                self.captures[hook.id] = capture
+            self.attach(hook)
 
-    def _attach(self, capture: HookCapture, cell_for, edge_hook) -> str:
+    def attach(self, hook: Hook) -> HookCapture | None:
+        """Start capturing for `hook`; None (and the reason in `skipped`) if it can't."""
+        self.detach(hook.id)
+        capture = HookCapture(hook)
+        handle = self._register(capture)
+        if isinstance(handle, str):
+            self.skipped[hook.id] = handle
+            return None
+        self._handles[hook.id] = handle
+        self.captures[hook.id] = capture
+        return capture
+
+    def detach(self, hook_id: str) -> None:
+        """Stop capturing for the hook (its buffers stay readable if you hold them)."""
+        handle = self._handles.pop(hook_id, None)
+        if handle is not None and hasattr(handle, "remove"):
+            handle.remove()
+        self.captures.pop(hook_id, None)
+        self.skipped.pop(hook_id, None)
+
+    def remove(self) -> None:
+        """Detach every hook from the network."""
+        for hook_id in list(self._handles):
+            self.detach(hook_id)
+
+    def _register(self, capture: HookCapture) -> Any:
+        """The engine's handle for a new hook feeding `capture`, or why there is none."""
         kind, target = capture.hook.kind, capture.hook.target
 
         def take(array: Any) -> None:
@@ -122,28 +147,18 @@ class HookCaptures:
                 capture.record(self.step, _as_array(array))
 
         if kind == "hook_backward":
-            if edge_hook is None:
+            if self._edge_hook is None:
                 return "hooks on edges are not supported by this network"
-            self._handles.append(edge_hook(target, lambda grads: take(grads)))
-            return ""
-        cell = cell_for(target)
+            return self._edge_hook(target, lambda grads: take(grads))
+        cell = self._cell_for(target)
         if cell is None:
             return "the node has no Cell to hook"
         if kind == "forward_pre":
-            handle = cell.register_forward_pre_hook(lambda _cell, inputs: take(inputs))
-        elif kind == "forward":
-            handle = cell.register_forward_hook(lambda _cell, _inputs, outputs: take(outputs))
-        else:  # backward: the gradient arriving at the Cell's output
-            handle = cell.register_backward_hook(lambda _cell, grad_in, _grad_out: take(grad_in))
-        self._handles.append(handle)
-        return ""
-
-    def remove(self) -> None:
-        """Detach every hook from the network."""
-        for handle in self._handles:
-            if handle is not None and hasattr(handle, "remove"):
-                handle.remove()
-        self._handles.clear()
+            return cell.register_forward_pre_hook(lambda _cell, inputs: take(inputs))
+        if kind == "forward":
+            return cell.register_forward_hook(lambda _cell, _inputs, outputs: take(outputs))
+        # backward: the gradient arriving at the Cell's output
+        return cell.register_backward_hook(lambda _cell, grad_in, _grad_out: take(grad_in))
 
 
 def _as_array(value: Any) -> np.ndarray:

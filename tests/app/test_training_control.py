@@ -270,6 +270,19 @@ def test_hooks_of_the_project_fill_their_buffers_while_training():
     assert np.isfinite(stats[:, 1:]).all() and (stats[:, 5] > 0).all()
     assert forward.histograms.snapshot()[:, 2:].sum(axis=1).tolist() == [16 * 16] * steps
     assert (captures[3].stats.snapshot()[:, 5] > 0).all()  # gradients flowed on the edge
-    session.captures.remove()
+    session.captures.detach(project.hooks[0].id)
+    added = session.captures.attach(Hook("forward", graph.node_named("dense2").id))
     session.run(steps=1)
     assert len(captures[0].stats) == steps  # detached: nothing more recorded
+    assert len(captures[2].stats) == steps + 1 and len(added.stats) == 1
+    session.captures.remove()
+    session.run(steps=1)
+    assert len(captures[2].stats) == steps + 1 and not session.captures.captures
+
+
+def test_a_hook_on_a_node_without_a_cell_is_skipped_with_the_reason():
+    project = mlp_project()
+    project.hooks = [Hook("forward", project.graph.node_named("input1").id)]
+    session = TrainingSession(project)
+    assert session.captures.skipped == {project.hooks[0].id: "the node has no Cell to hook"}
+    assert session.run(steps=2).step == 2
