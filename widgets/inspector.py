@@ -24,7 +24,7 @@ from app.catalogue import CATALOGUE, Catalogue, CatalogueError, ParamSpec
 from app.document import Graph, Node, Subscription
 from app.gui.commands import DocumentCommand, RenameCommand, SetParamCommand, graph_at, perform
 
-BAD = "QLineEdit, QComboBox { background: #5c2b2b; border: 1px solid #ef5350; }"
+BAD = "QLineEdit, QComboBox { background: #ffe3e3; color: #7a1010; border: 1px solid #ef5350; }"
 
 
 class Inspector(QWidget):
