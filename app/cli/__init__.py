@@ -12,6 +12,7 @@ line on stderr says which), 2 a bad command line, 130 interrupted with Ctrl+C.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -123,8 +124,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if run is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
-    return int(run(args) or 0)
-
-
-if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        return int(run(args) or 0)
+    except BrokenPipeError:  # `cellwright info x | head`: the reader left, not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit flush does not raise again
+        return EXIT_OK

@@ -189,3 +189,10 @@ def test_the_console_entry_runs_train_headless(project_file):
                             cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "False"  # no Qt on the way
+
+
+def test_python_m_app_cli_runs_the_commands(project_file):
+    result = subprocess.run([sys.executable, "-m", "app.cli", "info", str(project_file)],
+                            cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Network (" in result.stdout
