@@ -20,7 +20,7 @@ STEP_COLUMNS = ("step", "epoch", "loss", "accuracy", "learning_rate")
 EPOCH_COLUMNS = ("epoch", "step", "loss", "accuracy", "val_loss", "val_accuracy")
 STEP_CAPACITY = 50_000  # steps kept for the live curves
 EPOCH_CAPACITY = 10_000
-SAVED_STEPS = 10_000  # steps of history a project file keeps
+SAVED_STEPS = 5_000  # steps of history a project file keeps (every epoch is kept)
 
 
 class Metrics:

@@ -60,6 +60,7 @@ class TrainingState:
     rng: dict[str, Any] | None = None  # the engine's random generator (Dropout masks)
     optimizer: dict[str, Any] | None = None  # type, step, learning rate; arrays live elsewhere
     message: str = ""  # how the last run ended
+    batch_size: int = 0  # of the batches counted in `batch` (0: none counted yet)
 
     @property
     def unfinished(self) -> bool:
@@ -79,6 +80,7 @@ class TrainingState:
             "rng": self.rng,
             "optimizer": self.optimizer,
             "message": self.message,
+            "batch_size": self.batch_size,
         }  # fmt: skip
 
     @classmethod
@@ -109,7 +111,15 @@ class TrainingState:
                 raise ValueError(f"its {name} entry is not a mapping")
         message = data.get("message", "")
         return cls(step, epoch, batch, target, tally, rng and dict(rng),
-                   optimizer and dict(optimizer), str(message))  # fmt: skip
+                   optimizer and dict(optimizer), str(message),
+                   _count(data, "batch_size"))  # fmt: skip
+
+    def use_batch_size(self, batch_size: int) -> None:
+        """Batches of another size split the epoch differently: its part done starts over."""
+        if self.batch and self.batch_size != batch_size:
+            self.batch = 0
+            self.tally = EpochTally()
+        self.batch_size = batch_size
 
 
 def _count(data: Mapping[str, Any], key: str) -> int:

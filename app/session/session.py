@@ -68,6 +68,7 @@ class TrainingSession:
                 f"The saved training progress is damaged ({exc}); train from the start "
                 "(restart) to replace it."
             ) from None
+        self.state.use_batch_size(self.settings.batch_size)
         self.dataset = load_dataset(self.settings.dataset, Path(folder) if folder else None)
         try:
             self.train_set, self.val_set = self.dataset.split(

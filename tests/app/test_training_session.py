@@ -116,6 +116,16 @@ def test_an_interrupted_run_is_continued_to_its_planned_end(tmp_path):
     assert session.run(epochs=1).epoch == 7
 
 
+def test_a_new_batch_size_starts_the_epoch_in_progress_over():
+    project = mlp_project(epochs=2, batch_size=16)
+    TrainingSession(project).run(steps=3)
+    project.training["batch_size"] = 10
+    session = TrainingSession(project)
+    assert (session.state.step, session.state.batch, session.state.tally.count) == (3, 0, 0)
+    result = session.run()
+    assert result.step == 3 + 2 * session.train_set.batch_count(10)
+
+
 def test_progress_survives_save_and_load_as_plain_data(tmp_path):
     project = mlp_project(epochs=2)
     TrainingSession(project).run()
