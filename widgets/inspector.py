@@ -74,6 +74,7 @@ class Inspector(QWidget):
         graph = self._graph()
         if graph is not None and node_id in graph.nodes:
             self._subscription = graph.events.subscribe(self._on_graph_changed)
+            self.destroyed.connect(self._subscription.unsubscribe)
         self._rebuild()
 
     @property

@@ -169,3 +169,15 @@ def test_zooming_out_hides_labels(editor, project, qtbot):
     assert not label.isVisible()
     editor.view.set_zoom(1.0)
     assert label.isVisible()
+
+
+def test_a_closed_editor_stops_listening_to_the_document(qtbot, project):
+    from widgets.node_editor import NodeEditor
+
+    mlp(project)
+    editor = NodeEditor()
+    editor.set_project(project, None)
+    listeners = len(project.graph.events)
+    assert listeners >= 1
+    editor.deleteLater()
+    qtbot.waitUntil(lambda: len(project.graph.events) < listeners)

@@ -139,7 +139,9 @@ class NodeEditor(CanvasEdits, QWidget):
         self._path_watch = []
         level = self.root
         for node_id in self.path:
-            self._path_watch.append(level.events.subscribe(self._on_path_level_changed))
+            subscription = level.events.subscribe(self._on_path_level_changed)
+            self.destroyed.connect(subscription.unsubscribe)
+            self._path_watch.append(subscription)
             level = level.node(node_id).subgraph
 
     def _on_path_level_changed(self, event) -> None:

@@ -74,6 +74,8 @@ class GraphScene(QGraphicsScene):
         for edge_id in graph.edges:
             self._add_edge_item(edge_id)
         self._subscription = graph.events.subscribe(self._on_graph_changed)
+        # Deleted by Qt before Python lets go of it: stop hearing events at once.
+        self.destroyed.connect(self._subscription.unsubscribe)
         self.refresh_shapes()
         self.fit_scene_rect()
 
