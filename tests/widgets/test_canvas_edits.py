@@ -204,3 +204,16 @@ def test_select_all_and_auto_layout_orders_left_to_right(editor, project):
     assert editor.stack.undoText() == "Auto-layout 3 nodes"
     editor.stack.undo()
     assert project.graph.node(a.id).position == (600.0, 300.0)
+
+
+def test_dragging_a_connected_input_to_another_input_moves_the_edge_in_one_step(editor, project):
+    a, b, c = mlp(project)
+    d = add(project, "Sigmoid", 520, 200, "squash")
+    view = editor.view.viewport()
+    drag(view, port_point(editor, c.id, "in", False), port_point(editor, d.id, "in", False))
+    graph = project.graph
+    assert graph.edge_into(c.id, "in") is None
+    assert graph.edge_into(d.id, "in").src_node == b.id
+    assert editor.stack.undoText() == "Reconnect hidden → squash"
+    editor.stack.undo()
+    assert graph.edge_into(c.id, "in").src_node == b.id and graph.edge_into(d.id, "in") is None

@@ -102,7 +102,8 @@ class CanvasEdits:
         fit = fitting(self.graph, src, src_port, dst, self.root)
         if not moving and not fit:
             return self.push(command)
-        self.stack.beginMacro(command.text() if not moving else f"Move {command.text()}")
+        text = command.text()
+        self.stack.beginMacro(f"Re{text[0].lower()}{text[1:]}" if moving else text)
         try:
             ok = not moving or self.push(DisconnectCommand(self.root, self.path, moving))
             for key, value in fit.items():
