@@ -181,3 +181,18 @@ def test_a_closed_editor_stops_listening_to_the_document(qtbot, project):
     assert listeners >= 1
     editor.deleteLater()
     qtbot.waitUntil(lambda: len(project.graph.events) < listeners)
+
+
+def test_an_undo_inside_a_composite_seen_from_outside_updates_it(editor, project, qtbot):
+    a, b, c = mlp(project)
+    editor.scene.select([b.id, c.id])
+    editor.group_selection()
+    composite = editor.selected_node_ids()[0]
+    editor.open_composite(composite)
+    editor.scene.select([c.id])
+    editor.delete_selection()
+    editor.go_up()
+    item = editor.scene.nodes[composite]
+    assert item.summary.endswith("1 node")
+    editor.stack.undo()  # the delete inside, undone from the top level
+    assert item.summary.endswith("2 nodes")

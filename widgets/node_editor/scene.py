@@ -45,6 +45,7 @@ class GraphScene(QGraphicsScene):
         self.edges: dict[str, EdgeItem] = {}
         self._edges_of: dict[str, set[str]] = {}
         self._subscription: Subscription | None = None
+        self._insides: dict[str, Subscription] = {}  # composite id -> its subgraph's events
         self.shapes = Shapes()
         self.details = True  # labels shown (False when zoomed out)
         self.snap = style.GRID
@@ -62,6 +63,9 @@ class GraphScene(QGraphicsScene):
         if self._subscription is not None:
             self._subscription.unsubscribe()
             self._subscription = None
+        for subscription in self._insides.values():
+            subscription.unsubscribe()
+        self._insides = {}
         self.clearSelection()
         self.clear()
         self.nodes, self.edges, self._edges_of = {}, {}, {}
@@ -159,6 +163,10 @@ class GraphScene(QGraphicsScene):
         item.on_moved = self._on_item_moved
         self.nodes[node_id] = item
         self._edges_of.setdefault(node_id, set())
+        inside = self.graph.node(node_id).subgraph
+        if inside is not None:  # an edit inside (an undo from out here) changes its summary
+            self._insides[node_id] = inside.events.subscribe(self._on_inside_changed)
+            self.destroyed.connect(self._insides[node_id].unsubscribe)
         self.addItem(item)
 
     def _add_edge_item(self, edge_id: str) -> None:
@@ -188,6 +196,13 @@ class GraphScene(QGraphicsScene):
 
     # ---- document events ---------------------------------------------------------------------
 
+    def _on_inside_changed(self, event: object) -> None:
+        for node_id in self._insides:
+            item = self.nodes.get(node_id)
+            if item is not None:
+                item.set_node(*self._describe(node_id))
+        self._shape_timer.start()  # shapes out of a composite follow its inside
+
     def _on_graph_changed(self, event: object) -> None:
         if isinstance(event, NodeMoved):
             item = self.nodes.get(event.node_id)
@@ -197,6 +212,9 @@ class GraphScene(QGraphicsScene):
         if isinstance(event, NodeAdded):
             self._add_node_item(event.node_id)
         elif isinstance(event, NodeRemoved):
+            inside = self._insides.pop(event.node_id, None)
+            if inside is not None:
+                inside.unsubscribe()
             self._remove(self.nodes.pop(event.node_id, None))
             self._edges_of.pop(event.node_id, None)
         elif isinstance(event, EdgeAdded):
