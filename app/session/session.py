@@ -141,9 +141,8 @@ class TrainingSession:
         x, y = next(self.train_set.batches(2, shuffle=False))
         try:  # one small batch through network and loss, predicting: nothing changes
             inputs = engine.Tensor(x.astype(compiled.input_dtypes[0], copy=False))
-            with engine.no_grad():
-                self.network.set_train(False)
-                out = self.network(inputs)
+            with engine.no_grad(), np.errstate(all="ignore"):
+                out = self.network.set_train(False)(inputs)
                 self.loss_fn(out, targets.for_loss(y, out.shape))
         except Exception as exc:
             raise TrainingError(
@@ -272,8 +271,13 @@ class TrainingSession:
         """The network's output for samples `x` in predict mode."""
         self._require_idle("predict")
         x = np.asarray(x, dtype=self.compiled.input_dtypes[0])
-        with engine.no_grad():
-            return self.network(engine.Tensor(x)).asnumpy().copy()
+        was_training = self.network.training
+        self.network.set_train(False)
+        try:
+            with engine.no_grad():
+                return self.network(engine.Tensor(x)).asnumpy().copy()
+        finally:
+            self.network.set_train(was_training)
 
     def _require_idle(self, what: str) -> None:
         if self._status not in (READY, PAUSED):

@@ -158,6 +158,7 @@ class Trainer:
         if max_steps is not None:
             planned = min(planned, max_steps)
         run_step = 0
+        was_training = self.network.training
         try:
             self._emit(TrainingStarted(state.step, state.epoch, target_epoch, planned,
                                        per_epoch, self.train_set.describe()))  # fmt: skip
@@ -178,7 +179,7 @@ class Trainer:
         except Exception as exc:  # every failure ends the run with a readable message
             return self._fail(exc)
         finally:
-            self.network.set_train(False)
+            self.network.set_train(was_training)
 
     def _between_steps(self, control: RunControl) -> str | None:
         if control.stop_requested:

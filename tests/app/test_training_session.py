@@ -168,9 +168,20 @@ def test_evaluate_and_predict_leave_the_network_as_it_was():
     first = session.predict(x)
     assert first.shape == (5, 2)
     np.testing.assert_array_equal(session.predict(x), first)  # no Dropout when predicting
+    session.network.set_train(True)  # as the app's Train/Predict toggle may have left it
+    np.testing.assert_array_equal(session.predict(x), first)  # no BatchNorm update either
     session.evaluate()
+    assert session.network.training  # the toggle is left as it was
     for name, value in weights(session).items():
         np.testing.assert_array_equal(value, before[name])
+
+
+@pytest.mark.parametrize("mode", [True, False])
+def test_a_run_leaves_the_train_predict_mode_as_it_found_it(mode):
+    session = TrainingSession(mlp_project())
+    session.network.set_train(mode)
+    session.run(steps=2)
+    assert session.network.training is mode
 
 
 def test_regression_has_no_accuracy():
