@@ -69,6 +69,8 @@ class EdgeItem(QGraphicsPathItem):
         self.label = ShapeLabel(self)
         self.label.setVisible(False)
         self._shape_text = ""
+        self._details = True
+        self._span = 0.0
         self._hit = QPainterPath()
 
     def set_ends(self, start: QPointF, end: QPointF) -> None:
@@ -78,12 +80,24 @@ class EdgeItem(QGraphicsPathItem):
         stroker.setWidth(12.0)  # easy to click, though drawn thin
         self._hit = stroker.createStroke(path)
         self.label.set_text(self._shape_text, path.pointAtPercent(0.5))
+        self._span = abs(end.x() - start.x()) + abs(end.y() - start.y())
+        self._show_label()
 
     def set_shape_text(self, text: str, visible: bool) -> None:
-        self._shape_text = text
+        self._shape_text, self._details = text, visible
         self.label.set_text(text, self.path().pointAtPercent(0.5))
-        self.label.setVisible(bool(text) and visible)
+        self._show_label()
         self.setToolTip(f"Shape {text}" if text else "")
+
+    def set_details(self, visible: bool) -> None:
+        """Labels on or off with the zoom (level of detail)."""
+        self._details = visible
+        self._show_label()
+
+    def _show_label(self) -> None:
+        # A label wider than its edge would hide the ports it joins; the tooltip still tells.
+        roomy = self._span > self.label.rect().width() + 30
+        self.label.setVisible(bool(self._shape_text) and self._details and roomy)
 
     def shape(self) -> QPainterPath:
         return self._hit

@@ -113,8 +113,8 @@ class GraphScene(QGraphicsScene):
         if shown == self.details:
             return
         self.details = shown
-        for edge_id, item in self.edges.items():
-            item.label.setVisible(shown and bool(self.shapes.labels.get(edge_id)))
+        for item in self.edges.values():
+            item.set_details(shown)
 
     # ---- queries -------------------------------------------------------------------------
 
