@@ -109,6 +109,8 @@ class TrainingState:
         for name, value in (("rng", rng), ("optimizer", optimizer)):
             if value is not None and not isinstance(value, Mapping):
                 raise ValueError(f"its {name} entry is not a mapping")
+        if rng is not None:
+            set_rng_state(rng, type(_random.rng().bit_generator)())  # a trial on a spare one
         message = data.get("message", "")
         return cls(step, epoch, batch, target, tally, rng and dict(rng),
                    optimizer and dict(optimizer), str(message),
@@ -137,16 +139,16 @@ def rng_state() -> dict[str, Any]:
     return _to_text(_random.rng().bit_generator.state)
 
 
-def set_rng_state(state: Mapping[str, Any]) -> None:
+def set_rng_state(state: Mapping[str, Any], bit_generator: Any = None) -> None:
     """Put the engine generator back where `rng_state()` found it; ValueError if damaged."""
-    generator = _random.rng()
+    bit_generator = _random.rng().bit_generator if bit_generator is None else bit_generator
     try:
         restored = _from_text(dict(state))
-        if restored.get("bit_generator") != type(generator.bit_generator).__name__:
+        if restored.get("bit_generator") != type(bit_generator).__name__:
             raise ValueError(f"it is for a {restored.get('bit_generator')!r} generator")
-        generator.bit_generator.state = restored
-    except (TypeError, KeyError) as exc:
-        raise ValueError(f"the random generator state is damaged ({exc})") from None
+        bit_generator.state = restored
+    except (TypeError, KeyError, ValueError) as exc:
+        raise ValueError(f"its random generator state is damaged ({exc})") from None
 
 
 def _to_text(value: Any) -> Any:

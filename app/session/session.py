@@ -15,6 +15,7 @@ all of it, and a new session on the reopened project continues where this one en
 from __future__ import annotations
 
 import threading
+import traceback
 from pathlib import Path
 
 import numpy as np
@@ -168,7 +169,8 @@ class TrainingSession:
         """Train on a worker thread; returns at once. See `run` for `epochs` and `steps`."""
         target = self._claim(epochs, steps)
         self._thread = threading.Thread(
-            target=self._work, args=(target, steps), name="cellwright-training", daemon=True
+            target=self._work_in_thread, args=(target, steps), name="cellwright-training",
+            daemon=True,
         )
         self._thread.start()
 
@@ -205,16 +207,21 @@ class TrainingSession:
 
     def _work(self, target: int, steps: int | None) -> TrainingFinished | TrainingFailed:
         try:
-            set_rng_state(self.state.rng)
-        except ValueError as exc:
-            with self._lock:
-                self._status = READY
-            raise TrainingError(f"The saved training progress is damaged: {exc}.") from None
-        try:
+            set_rng_state(self.state.rng)  # checked when the state was read
             return self._trainer.run(target, self._control, steps, on_end=self._end_run)
         finally:
             with self._lock:
                 self._status = READY
+
+    def _work_in_thread(self, target: int, steps: int | None) -> None:
+        try:
+            self._work(target, steps)
+        except Exception as exc:  # the trainer reports its own errors; this is a last resort
+            state = self.state
+            message = f"Training failed after step {state.step}: {type(exc).__name__}: {exc}."
+            details = "".join(traceback.format_exception(exc))
+            self.result = TrainingFailed(message, state.step, state.epoch + 1, exc, details)
+            self.events.emit(self.result)
 
     def _end_run(self, event: TrainingFinished | TrainingFailed) -> None:
         """After the last step, before listeners hear how the run ended."""

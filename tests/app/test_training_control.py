@@ -178,6 +178,21 @@ def test_an_exception_in_a_hook_ends_the_run_with_an_error_event():
     assert session.status == "ready"
 
 
+def test_even_an_error_outside_the_loop_reaches_the_listeners(monkeypatch):
+    session = TrainingSession(mlp_project())
+    failures = []
+    session.events.subscribe(lambda e: isinstance(e, TrainingFailed) and failures.append(e))
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("the trainer is broken")
+
+    monkeypatch.setattr(session._trainer, "run", broken)
+    session.start()
+    result = session.wait(TIMEOUT)
+    assert failures == [result] and "the trainer is broken" in result.message
+    assert session.status == "ready"
+
+
 def test_a_failing_listener_does_not_stop_training(caplog):
     session = TrainingSession(mlp_project(epochs=1))
     session.events.subscribe(lambda e: 1 / 0)
@@ -204,6 +219,8 @@ def test_a_failing_listener_does_not_stop_training(caplog):
         ({"dataset": "digits"}, "shape (1, 8, 8)"),
         ({"state": {"step": -4}}, "saved training progress is damaged"),
         ({"state": "garbage"}, "saved training progress is damaged"),
+        ({"state": {"rng": {"bit_generator": "MT19937"}}}, "random generator state"),
+        ({"state": {"rng": {"bit_generator": "PCG64", "state": 5}}}, "random generator state"),
     ],
 )
 def test_bad_settings_are_refused_with_the_reason(tmp_path, change, message):
