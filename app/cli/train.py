@@ -52,11 +52,15 @@ def run(args: argparse.Namespace) -> int:
         save_project(project, out)
     except ProjectFileError as exc:
         return fail(str(exc))
+    if result is None:  # only if the worker thread were killed under us
+        return fail(f"Training ended without a result; the project was saved to {out}.")
     if isinstance(result, TrainingFailed):
         fail(f"{result.message} The project was saved to {out}.")
         return EXIT_PROBLEM
     print(final_line(session, result, out), flush=True)
     if interrupted and result.reason == STOPPED:
+        print(f"cellwright: interrupted at step {result.step}; train again to continue.",
+              file=sys.stderr)  # fmt: skip
         return EXIT_INTERRUPTED
     return EXIT_OK
 

@@ -108,6 +108,8 @@ class TrainingSession:
         )  # fmt: skip
         self._control = RunControl()
         self._thread: threading.Thread | None = None
+        self._idle = threading.Event()  # set while no run is going on
+        self._idle.set()
         self._status = READY
         self._lock = threading.Lock()
         self.result: TrainingFinished | TrainingFailed | None = None
@@ -183,7 +185,10 @@ class TrainingSession:
         settings' number of epochs is trained. `steps` caps this run's steps.
         """
         target = self._claim(epochs, steps)
-        return self._work(target, steps)
+        try:
+            return self._work(target, steps)
+        finally:
+            self._idle.set()
 
     def _claim(self, epochs: int | None, steps: int | None) -> int:
         for value, what in ((epochs, "number of epochs"), (steps, "number of steps")):
@@ -194,6 +199,7 @@ class TrainingSession:
             if self._status != READY:
                 raise TrainingError("Training is already running.")
             self._status = RUNNING
+            self._idle.clear()
             late = self._control.take_learning_rate()  # set as the last run ended
             if late is not None:
                 self._trainer.set_learning_rate(late)
@@ -222,6 +228,8 @@ class TrainingSession:
             details = "".join(traceback.format_exception(exc))
             self.result = TrainingFailed(message, state.step, state.epoch + 1, exc, details)
             self.events.emit(self.result)
+        finally:
+            self._idle.set()
 
     def _end_run(self, event: TrainingFinished | TrainingFailed) -> None:
         """After the last step, before listeners hear how the run ended."""
@@ -252,12 +260,12 @@ class TrainingSession:
                 self._control.stop()
 
     def wait(self, timeout: float | None = None) -> TrainingFinished | TrainingFailed | None:
-        """Block until the worker thread ends (or `timeout` passes); the ending event or None."""
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-            if thread.is_alive():
-                return None
+        """Block until the run ends (or `timeout` passes); the ending event, or None if it runs.
+
+        Safe to call again after Ctrl+C interrupted it (unlike `Thread.join`).
+        """
+        if not self._idle.wait(timeout):
+            return None
         return self.result
 
     def set_learning_rate(self, value: float) -> None:

@@ -196,3 +196,26 @@ def test_python_m_app_cli_runs_the_commands(project_file):
                             cwd=REPO, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Network (" in result.stdout
+
+
+def test_ctrl_c_stops_after_the_current_step_and_saves_the_progress(project_file):
+    import signal
+    import time
+
+    project = load_project(project_file)
+    project.training["epochs"] = 100_000  # far more than the test waits for
+    save_project(project, project_file)
+    train = subprocess.Popen([sys.executable, "-m", "app.main", "train", str(project_file)],
+                             cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)  # fmt: skip
+    try:
+        assert train.stderr.readline().startswith("Training net.cwproj")  # the run began
+        time.sleep(0.5)  # some steps
+        train.send_signal(signal.SIGINT)
+        out, err = train.communicate(timeout=120)
+    finally:
+        train.kill()
+    assert train.returncode == 130, err
+    assert "interrupted at step" in err and "saved to" in out
+    state = load_project(project_file).training["state"]
+    assert state["step"] > 0 and state["target_epoch"] == 100_000  # train again continues
