@@ -169,16 +169,31 @@ def steps_per_second(step, steps: int, repeats: int = 3) -> float:
     return best
 
 
+def _rss_kib(field: str) -> int:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def measure_peak(side: str, name: str, steps: int) -> float:
+    """Peak RSS growth (MiB) while training, above the RSS once the model is built."""
+    net, step = engine_step_fn(name)
+    if side == "torch":
+        step = torch_step_fn(name, net)
+    before = _rss_kib("VmRSS")
+    Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
+    for _ in range(steps):
+        step()
+    return (_rss_kib("VmHWM") - before) / 1024
+
+
 def peak_memory_mb(side: str, name: str, steps: int) -> float:
-    """Peak RSS growth (MiB) of a child process that builds the workload and trains it."""
+    """Peak RSS growth of training, measured in a child process that loads only that side."""
     code = (
-        f"import sys, resource; sys.path.insert(0, {str(ROOT)!r});"
-        "import benchmarks.engine_vs_torch as b; import engine, torch;"
-        "base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss;"
-        f"net, st = b.engine_step_fn({name!r});"
-        f"st = st if {side!r} == 'engine' else b.torch_step_fn({name!r}, net);"
-        f"[st() for _ in range({steps})];"
-        "print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) / 1024)"
+        f"import sys; sys.path.insert(0, {str(ROOT)!r});"
+        "import benchmarks.engine_vs_torch as b;"
+        f"print(b.measure_peak({side!r}, {name!r}, {steps}))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=os.environ.copy(), check=True)
@@ -255,8 +270,8 @@ def write_results(rows: list[dict], path: Path) -> None:
         "",
         "Step = forward, cross-entropy loss, backward, SGD with momentum 0.9; same initial "
         "weights and data on both sides (first losses checked equal). Steps/s is the best of "
-        "3 timed runs after warm-up; peak memory is the RSS growth of a child process training "
-        "the workload.",
+        "3 timed runs after warm-up; peak memory is how far RSS rises above its level after "
+        "set-up while training, in a child process that loads only that framework's side.",
         "",
         "| workload | batch | engine steps/s | PyTorch steps/s | ratio | target | "
         "engine peak MiB | PyTorch peak MiB |",
