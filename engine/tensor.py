@@ -1,7 +1,7 @@
 """`Tensor`: a NumPy array with an optional link into the autograd tape.
 
 Arithmetic, comparison, indexing and reduction methods delegate to
-`engine.ops` (bound at import time by `engine.ops._functional`), so a method
+`engine.ops` (bound at import time by `engine.ops._methods`), so a method
 and its functional form share one implementation and one gradient rule.
 """
 

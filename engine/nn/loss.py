@@ -7,9 +7,9 @@ import numpy as np
 from engine.nn.cell import Cell
 from engine.ops import _loss
 from engine.ops._functional import _tensor
-from engine.ops._functional import mean as _mean
 from engine.ops._functional import mul as _mul
-from engine.ops._functional import sum as _sum
+from engine.ops._reduce import mean as _mean
+from engine.ops._reduce import sum as _sum
 from engine.tensor import wrap
 
 

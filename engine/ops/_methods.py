@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from engine.ops import _functional as F
+from engine.ops import _reduce as R
 from engine.ops import _shape as S
 from engine.tensor import Tensor
 
@@ -17,13 +18,13 @@ def _r(fn):
 def _eq(self, other):
     if other is None:
         return False
-    return F.eq(self, other)
+    return R.eq(self, other)
 
 
 def _ne(self, other):
     if other is None:
         return True
-    return F.ne(self, other)
+    return R.ne(self, other)
 
 
 def _reduce(fn):
@@ -60,19 +61,19 @@ def _any(self, axis=None, keep_dims=False):
 
 
 def _var(self, axis=None, ddof=0, keepdims=False):
-    return F.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    return R.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
 
 
 def _std(self, axis=None, ddof=0, keepdims=False):
-    return F.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
+    return R.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
 
 
 def _max(self, axis=None, keepdims=False, **kw):
-    return F.amax(self, axis=axis, keepdims=kw.pop("keep_dims", keepdims))
+    return R.amax(self, axis=axis, keepdims=kw.pop("keep_dims", keepdims))
 
 
 def _min(self, axis=None, keepdims=False, **kw):
-    return F.amin(self, axis=axis, keepdims=kw.pop("keep_dims", keepdims))
+    return R.amin(self, axis=axis, keepdims=kw.pop("keep_dims", keepdims))
 
 
 def bind() -> None:
@@ -96,28 +97,28 @@ def bind() -> None:
     T.__neg__ = F.neg
     T.__pos__ = lambda self: self
     T.__abs__ = F.abs
-    T.__lt__ = F.lt
-    T.__le__ = F.le
-    T.__gt__ = F.gt
-    T.__ge__ = F.ge
+    T.__lt__ = R.lt
+    T.__le__ = R.le
+    T.__gt__ = R.gt
+    T.__ge__ = R.ge
     T.__eq__ = _eq
     T.__ne__ = _ne
-    T.__and__ = F.logical_and
-    T.__or__ = F.logical_or
-    T.__invert__ = F.logical_not
+    T.__and__ = R.logical_and
+    T.__or__ = R.logical_or
+    T.__invert__ = R.logical_not
     T.__getitem__ = S.getitem
     T.__setitem__ = S.setitem
 
     T.add, T.sub, T.mul, T.div, T.matmul = F.add, F.sub, F.mul, F.div, F.matmul
-    T.sum = _reduce(F.sum)
-    T.mean = _reduce(F.mean)
-    T.prod = _reduce(F.prod)
+    T.sum = _reduce(R.sum)
+    T.mean = _reduce(R.mean)
+    T.prod = _reduce(R.prod)
     T.max = _max
     T.min = _min
-    T.amax = _reduce(F.amax)
-    T.amin = _reduce(F.amin)
-    T.argmax = F.argmax
-    T.argmin = F.argmin
+    T.amax = _reduce(R.amax)
+    T.amin = _reduce(R.amin)
+    T.argmax = R.argmax
+    T.argmin = R.argmin
     T.var = _var
     T.std = _std
     T.all = _all

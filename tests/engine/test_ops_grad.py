@@ -10,7 +10,7 @@ import pytest
 import engine
 from engine import Tensor, ops
 from engine.gradcheck import gradcheck
-from engine.ops import _functional, _shape
+from engine.ops import _functional, _reduce, _shape
 from tests.engine.op_cases import OpCase
 
 C = OpCase
@@ -141,7 +141,7 @@ def test_float32_stays_float32(case):
 def _differentiable_ops() -> set[str]:
     """Names of public ops whose module defines a gradient rule used by them."""
     names = set()
-    for module in (_functional, _shape):
+    for module in (_functional, _reduce, _shape):
         for name, fn in vars(module).items():
             if name.startswith("_") or not inspect.isfunction(fn) or name not in vars(ops):
                 continue
