@@ -25,7 +25,7 @@ from app.compiler import compile_project  # noqa: E402
 from app.document import Graph, Project  # noqa: E402
 from app.io.project_file import save_project  # noqa: E402
 
-GAP = 80  # between nodes: room for the shape label on the edge
+GAP = 130  # between nodes: room for the widest shape label, e.g. (N, 16, 4, 4)
 ROW_STEP = 160  # from one row of nodes to the next
 GRID = 20  # the editor's snapping grid
 WRAP = "wrap"  # in a chain: go on in a new row below, from the left
@@ -107,17 +107,16 @@ def digits_cnn() -> Project:
 def moons_bn_dropout() -> Project:
     graph = chain(
         ("Input", {"shape": (2,)}),
-        WRAP,
         ("Dense", {"in_channels": 2, "out_channels": 32}),
         ("BatchNorm1d", {"num_features": 32}),
         ("ReLU", {}),
-        ("Dropout", {"p": 0.2}),
         WRAP,
+        ("Dropout", {"p": 0.2}),
         ("Dense", {"in_channels": 32, "out_channels": 32}),
         ("BatchNorm1d", {"num_features": 32}),
         ("ReLU", {}),
-        ("Dropout", {"p": 0.2}),
         WRAP,
+        ("Dropout", {"p": 0.2}),
         ("Dense", {"in_channels": 32, "out_channels": 2}),
         ("Output", {"loss": "CrossEntropyLoss"}),
     )

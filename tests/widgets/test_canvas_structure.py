@@ -160,6 +160,19 @@ def test_f_fits_the_whole_network(editor, project):
         assert visible.contains(item.sceneBoundingRect())
 
 
+def test_f_fits_edges_that_bulge_past_their_nodes(editor, project):
+    a, b, c = mlp(project)
+    # b's output feeds a node placed left of it in the row below: the curve swings out.
+    d = project.graph.add_node(project.graph.node(c.id).replace(id="d" * 32, name="relu_b"))
+    project.graph.move_node(d.id, (-200.0, 400.0))
+    project.graph.disconnect(project.graph.edge_into(c.id, "in").id)
+    project.graph.connect(b.id, "out", d.id, "in")
+    key(editor, Qt.Key.Key_F)
+    visible = editor.view.mapToScene(editor.view.viewport().rect()).boundingRect()
+    for item in [*editor.scene.nodes.values(), *editor.scene.edges.values()]:
+        assert visible.contains(item.sceneBoundingRect())
+
+
 def test_zooming_out_hides_labels(editor, project, qtbot):
     a, b, c = mlp(project)
     editor.scene.refresh_shapes()

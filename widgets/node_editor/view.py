@@ -74,7 +74,8 @@ class GraphView(QGraphicsView):
         if not items:
             return
         rect = QRectF()
-        for item in items:
+        # Edges too: a curve between two rows can bulge past the nodes it joins.
+        for item in [*items, *self.graph_scene.edges.values()]:
             rect = rect.united(item.sceneBoundingRect())
         self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
         self.set_zoom(min(self.zoom, 1.25))
