@@ -166,15 +166,7 @@ class Adam(Optimizer):
         p = bucket.data
         b1, b2 = self.beta1, self.beta2
         _decay_then_unscale(bucket, g, t, self.loss_scale)
-        m = bucket.slots["moment1"]
-        v = bucket.slots["moment2"]
-        m *= b1
-        np.multiply(g, 1.0 - b1, out=t)
-        m += t
-        v *= b2
-        np.multiply(g, g, out=t)
-        t *= 1.0 - b2
-        v += t
+        m, v = _update_moments(bucket, g, t, b1, b2)
         lr_t = lr * math.sqrt(1.0 - b2**step) / (1.0 - b1**step)
         np.sqrt(v, out=t)
         t += self.eps
@@ -218,15 +210,7 @@ class AdamW(Optimizer):
         b1, b2 = self.beta1, self.beta2
         if bucket.decay is not None:
             p *= 1.0 - lr * self.weight_decay
-        m = bucket.slots["moment1"]
-        v = bucket.slots["moment2"]
-        m *= b1
-        np.multiply(g, 1.0 - b1, out=t)
-        m += t
-        v *= b2
-        np.multiply(g, g, out=t)
-        t *= 1.0 - b2
-        v += t
+        m, v = _update_moments(bucket, g, t, b1, b2)
         np.sqrt(v, out=t)
         t *= 1.0 / math.sqrt(1.0 - b2**step)
         t += self.eps
@@ -250,3 +234,17 @@ def _positive(value, name: str) -> float:
     if not value > 0 or math.isinf(value):
         raise ValueError(f"{name} must be a finite number > 0, got {value}")
     return value
+
+
+def _update_moments(bucket, g, t, b1, b2):
+    """Adam's moment estimates in place: m = b1 m + (1-b1) g, v = b2 v + (1-b2) g²."""
+    m = bucket.slots["moment1"]
+    v = bucket.slots["moment2"]
+    m *= b1
+    np.multiply(g, 1.0 - b1, out=t)
+    m += t
+    v *= b2
+    np.multiply(g, g, out=t)
+    t *= 1.0 - b2
+    v += t
+    return m, v
