@@ -6,6 +6,7 @@ from PySide6.QtCore import QPoint, Qt
 from app.document import Project
 from tests.widgets.canvas_support import (
     add,
+    chain,
     click,
     drag,
     key,
@@ -204,6 +205,19 @@ def test_select_all_and_auto_layout_orders_left_to_right(editor, project):
     assert editor.stack.undoText() == "Auto-layout 3 nodes"
     editor.stack.undo()
     assert project.graph.node(a.id).position == (600.0, 300.0)
+
+
+def test_auto_layout_leaves_room_for_every_shape_label(editor, project):
+    a = add(project, "Input", 0, 0, "image", shape=(16, 4, 4))
+    b = add(project, "ReLU", 10, 200, "relu")
+    c = add(project, "Sigmoid", 20, 400, "squash")
+    chain(project, a, b, c)
+    key(editor, Qt.Key.Key_A, Qt.KeyboardModifier.ControlModifier)
+    editor.actions["auto_layout"].trigger()
+    editor.scene.refresh_shapes()
+    labels = [edge.label for edge in editor.scene.edges.values()]
+    assert [lb.text.text() for lb in labels] == ["(N, 16, 4, 4)"] * 2
+    assert all(lb.isVisible() for lb in labels)
 
 
 def test_dragging_a_connected_input_to_another_input_moves_the_edge_in_one_step(editor, project):

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Mapping
 
 from app.document import Graph
 
-COLUMN_GAP = 80.0
+COLUMN_GAP = 130.0  # room for the widest shape label on an edge, e.g. (N, 16, 4, 4)
 ROW_GAP = 40.0
 
 
