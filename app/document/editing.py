@@ -8,7 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 from app.document.data import edge_to_data, graph_from_data, node_to_data, rename_ids
-from app.document.graph import Graph
+from app.document.graph import Graph, reachable
 from app.document.node import (
     BOUNDARY_TYPES,
     COMPOSITE,
@@ -250,23 +250,13 @@ def _refuse_loops(graph: Graph, inside: set[str]) -> None:
     for e in graph.edges.values():
         after.setdefault(e.src_node, []).append(e.dst_node)
         before.setdefault(e.dst_node, []).append(e.src_node)
-    between = (_reach(inside, after) & _reach(inside, before)) - inside
+    between = (reachable(inside, after) & reachable(inside, before)) - inside
     if between:
         culprit = next(n for n in graph.nodes.values() if n.id in between)
         raise DocumentError(
             f"Can't group: '{culprit.name}' is fed by the selection and feeds it too; "
             "select it as well, or leave out the nodes around it."
         )
-
-
-def _reach(starts: set[str], links: dict[str, list[str]]) -> set[str]:
-    seen, todo = set(starts), list(starts)
-    while todo:
-        for nxt in links.get(todo.pop(), ()):
-            if nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return seen
 
 
 def _port_names(stem: str, count: int, taken: set[str]) -> list[str]:

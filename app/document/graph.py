@@ -439,16 +439,7 @@ class Graph:
         after: dict[str, list[str]] = {}
         for e in self._edges.values():
             after.setdefault(e.src_node, []).append(e.dst_node)
-        seen, todo = {start}, [start]
-        while todo:
-            nid = todo.pop()
-            if nid == goal:
-                return True
-            for nxt in after.get(nid, ()):
-                if nxt not in seen:
-                    seen.add(nxt)
-                    todo.append(nxt)
-        return False
+        return goal in reachable({start}, after)
 
     def _store_edge(self, edge: Edge) -> None:
         self._edges[edge.id] = edge
@@ -485,3 +476,14 @@ class Graph:
 
 def _list(ports: tuple[str, ...]) -> str:
     return ", ".join(ports) if ports else "none"
+
+
+def reachable(starts: set[str], links: Mapping[str, list[str]]) -> set[str]:
+    """Every node id reachable from `starts` (themselves included) along `links`."""
+    seen, todo = set(starts), list(starts)
+    while todo:
+        for nxt in links.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
