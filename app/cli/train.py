@@ -12,7 +12,9 @@ from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail
 from app.compiler import CompileError
 from app.io.project_file import ProjectFileError, load_project, save_project
 from app.session import (
+    PREDICT_MODE,
     STOPPED,
+    TRAIN_MODE,
     Progress,
     TrainingError,
     TrainingFailed,
@@ -66,9 +68,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def final_line(session: TrainingSession, result: TrainingFinished, out: Path) -> str:
-    """'epoch 60, step 600: loss 0.02, accuracy 99.4%, validation … — saved to x.cwproj'.
+    """'epoch 60, step 600 (predict mode, whole set): loss 0.02, … — saved to x.cwproj'.
 
-    The numbers are measured in predict mode on the whole training and validation sets.
+    The numbers are measured in predict mode on the whole training and validation sets,
+    unlike the progress bar's running means of batches in train mode: the line says so.
     """
     loss, accuracy = session.evaluate(session.train_set)
     parts = [f"loss {loss:.4g}"]
@@ -79,7 +82,7 @@ def final_line(session: TrainingSession, result: TrainingFinished, out: Path) ->
         parts.append(f"validation loss {val_loss:.4g}")
     if val_accuracy is not None:
         parts.append(f"validation accuracy {val_accuracy:.1%}")
-    where = f"epoch {result.epoch}, step {result.step}"
+    where = f"epoch {result.epoch}, step {result.step} ({PREDICT_MODE})"
     return f"{where}: {', '.join(parts)} — saved to {out}"
 
 
@@ -108,7 +111,8 @@ class ProgressBar:
             first = event.epoch + 1
             epochs = f"epoch {first}" if first >= self._target else f"epochs {first}–{self._target}"
             self._write(f"Training {self.label} on {event.dataset}: {epochs}, "
-                        f"{event.steps_planned} steps\n")  # fmt: skip
+                        f"{event.steps_planned} steps; train-mode loss and accuracy are the "
+                        f"{TRAIN_MODE.split(', ', 1)[1]}\n")  # fmt: skip
         elif isinstance(event, Progress):
             self._progress(event)
         elif isinstance(event, TrainingFinished | TrainingFailed) and self._drawn and self.tty:
@@ -134,9 +138,10 @@ class ProgressBar:
 
     def _text(self, event: Progress, done: float) -> str:
         parts = [f"{done:4.0%} step {event.run_step}/{self._planned}",
-                 f"epoch {event.epoch}/{self._target}", f"loss {event.loss:.4g}"]  # fmt: skip
-        if event.accuracy is not None:
-            parts.append(f"acc {event.accuracy:.1%}")
+                 f"epoch {event.epoch}/{self._target}",
+                 f"train-mode loss {event.mean_loss:.4g}"]  # fmt: skip
+        if event.mean_accuracy is not None:
+            parts.append(f"acc {event.mean_accuracy:.1%}")
         parts.append(f"{time.monotonic() - self._started:.1f}s")
         return " · ".join(parts)
 

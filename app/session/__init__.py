@@ -2,8 +2,10 @@
 
 from app.session.events import (
     COMPLETED,
+    PREDICT_MODE,
     STEP_LIMIT,
     STOPPED,
+    TRAIN_MODE,
     EpochEnded,
     EpochMetrics,
     Progress,
@@ -33,6 +35,7 @@ from app.session.settings import (
     TrainingSettings,
     load_dataset,
 )
+from app.session.snapshot import ParameterSnapshot
 
 __all__ = [
     "COMPLETED",
@@ -42,6 +45,7 @@ __all__ = [
     "LOSSES",
     "OPTIMIZERS",
     "OPTIMIZER_PREFIX",
+    "PREDICT_MODE",
     "PAUSED",
     "READY",
     "RUNNING",
@@ -50,12 +54,14 @@ __all__ = [
     "STEP_LIMIT",
     "STOPPED",
     "STOPPING",
+    "TRAIN_MODE",
     "EpochEnded",
     "EpochMetrics",
     "HookCapture",
     "HookCaptures",
     "LatestArray",
     "Metrics",
+    "ParameterSnapshot",
     "Progress",
     "RingBuffer",
     "TrainingError",

@@ -8,7 +8,13 @@ per-step numbers reach plots through the ring buffers, not through events.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+
+# What the numbers are, in the same words everywhere (window, CLI): batch losses are
+# measured in train mode while the weights change; a whole set is measured in predict mode.
+TRAIN_MODE = "train mode, running mean of this epoch's batches"
+PREDICT_MODE = "predict mode, whole set"
 
 # Why a run ended without an error.
 COMPLETED = "completed"  # every planned epoch ran
@@ -28,7 +34,11 @@ class EpochMetrics:
     val_accuracy: float | None
 
     def describe(self) -> str:
-        """e.g. 'loss 0.1234, accuracy 97.5%, validation loss 0.2, validation accuracy 95.0%'."""
+        """e.g. 'loss 0.1234, accuracy 97.5%, validation loss 0.2, validation accuracy 95.0%'.
+
+        `loss`/`accuracy` are the epoch's mean over its batches in train mode; the
+        validation numbers are over the whole validation set in predict mode.
+        """
         parts = [f"loss {self.loss:.4g}"]
         if self.accuracy is not None:
             parts.append(f"accuracy {self.accuracy:.1%}")
@@ -51,7 +61,13 @@ class TrainingStarted:
 
 @dataclass(frozen=True)
 class Progress:
-    """After every step."""
+    """After every step.
+
+    `loss`/`accuracy` are this step's batch; `mean_loss`/`mean_accuracy` the running mean
+    over this epoch's batches so far — both measured in train mode (Dropout on, BatchNorm
+    on batch statistics), while the weights change. They are not the loss of a whole set
+    in predict mode, which `EpochMetrics.val_loss` and `TrainingSession.evaluate` give.
+    """
 
     step: int  # steps done in all, this one included
     run_step: int  # steps done in this run
@@ -62,6 +78,8 @@ class Progress:
     loss: float
     accuracy: float | None
     learning_rate: float
+    mean_loss: float = math.nan
+    mean_accuracy: float | None = None
 
 
 @dataclass(frozen=True)

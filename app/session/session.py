@@ -43,7 +43,8 @@ from app.session.settings import (
     make_loss,
     make_optimizer,
 )
-from app.session.targets import Targets
+from app.session.snapshot import ParameterSnapshot
+from app.session.targets import INDEX_LOSSES, Targets
 from app.session.trainer import RunControl, Trainer
 
 READY, RUNNING, PAUSED, STOPPING = "ready", "running", "paused", "stopping"
@@ -100,11 +101,12 @@ class TrainingSession:
             self.metrics.clear()  # curves are nice to have; a damaged history starts afresh
         self.captures = HookCaptures(project.live_hooks(), self.compiled.cells.get,
                                      self.compiled.edge_hooks.set)  # fmt: skip
+        self.snapshot = ParameterSnapshot(self.compiled.parameters().items())
         self._trainer = Trainer(
             self.network, self.loss_fn, self.optimizer, self.train_set, self.val_set,
             batch_size=self.settings.batch_size, seed=self.settings.seed, state=self.state,
             metrics=self.metrics, emit=self.events.emit, captures=self.captures,
-            input_dtype=self.compiled.input_dtypes[0],
+            input_dtype=self.compiled.input_dtypes[0], snapshot=self.snapshot,
         )  # fmt: skip
         self._control = RunControl()
         self._thread: threading.Thread | None = None
@@ -141,6 +143,7 @@ class TrainingSession:
             targets = Targets(type(self.loss_fn).__name__, data.task)
         except ValueError as exc:
             raise TrainingError(str(exc)) from None
+        self._check_output_width(targets)
         x, y = next(self.train_set.batches(2, shuffle=False))
         try:  # one small batch through network and loss, predicting: nothing changes
             inputs = engine.Tensor(x.astype(compiled.input_dtypes[0], copy=False))
@@ -151,6 +154,27 @@ class TrainingSession:
             raise TrainingError(
                 f"The network doesn't fit the data set {data.name}: {exc}"
             ) from None
+
+    def _check_output_width(self, targets: Targets) -> None:
+        """The Output's width must match the classes (or targets) the data set has."""
+        shape, data = self.compiled.output_shape, self.dataset
+        if not shape or len(shape) != 2 or not isinstance(shape[-1], int):
+            return  # not (batch, values), or not known: the trial batch below will tell
+        width, wanted = shape[-1], data.output_size
+        if targets.classification and targets.loss_name in INDEX_LOSSES:
+            fits, what = width >= wanted, f"at least {wanted} values (one per class)"
+        elif targets.classification:
+            fits = width == wanted or (width == 1 and wanted == 2)
+            what = f"{wanted} values (one per class)" + (" or 1" if wanted == 2 else "")
+        else:
+            fits, what = width == wanted, f"{wanted} value{'s' if wanted != 1 else ''}"
+        if not fits:
+            kind = (f"{data.num_classes} classes" if targets.classification
+                    else f"{wanted} regression target{'s' if wanted != 1 else ''}")  # fmt: skip
+            raise TrainingError(
+                f"The network's output has shape {tuple(shape[1:])} per sample, but the data "
+                f"set {data.name} has {kind}: the last layer needs {what}."
+            )
 
     # ---- running -------------------------------------------------------------------
 
@@ -251,6 +275,15 @@ class TrainingSession:
             if self._status == PAUSED:
                 self._status = RUNNING
                 self._control.resume()
+
+    def step(self) -> None:
+        """Train exactly one more batch: while paused, the run stays paused after it; with no
+        run going on, a run of one step starts on the worker thread (and ends after it)."""
+        with self._lock:
+            if self._status == PAUSED:
+                self._control.step_once()
+                return
+        self.start(steps=1)
 
     def stop(self) -> None:
         """End the run after the current step (also when paused); progress is kept."""

@@ -18,6 +18,7 @@ from itertools import islice
 import numpy as np
 
 import engine
+from app.compiler.cells import GraphCell
 from app.datasets import CLASSIFICATION, Dataset
 from app.session.events import (
     COMPLETED,
@@ -34,10 +35,23 @@ from app.session.events import (
 )
 from app.session.hook_captures import HookCaptures
 from app.session.metrics import Metrics
-from app.session.progress import EpochTally, TrainingState
+from app.session.progress import EpochTally, TrainingState, rng_state, set_rng_state
+from app.session.snapshot import ParameterSnapshot
 from app.session.targets import Targets
 
 EVALUATION_BATCH = 512
+
+
+def _node_cells(network: engine.nn.Cell) -> list[tuple[str, engine.nn.Cell]]:
+    """(dotted node name, Cell) of every node's Cell but composites: the graph's layers."""
+    found = []
+    for name, cell in network.cells_and_names():
+        if isinstance(cell, GraphCell):
+            prefix = f"{name}." if name else ""
+            found += [(prefix + child_name, child)
+                      for child_name, child in cell.name_cells().items()
+                      if not isinstance(child, GraphCell)]  # fmt: skip
+    return found
 
 
 class NotFinite(ArithmeticError):
@@ -51,6 +65,7 @@ class RunControl:
         self._changed = threading.Condition()
         self._pause = False
         self._stop = False
+        self._steps_allowed = 0  # steps to take while paused (Step)
         self._learning_rate: float | None = None
 
     def pause(self) -> None:
@@ -65,6 +80,12 @@ class RunControl:
     def stop(self) -> None:
         with self._changed:
             self._stop = True
+            self._changed.notify_all()
+
+    def step_once(self) -> None:
+        """While paused, let exactly one more step run, then stay paused."""
+        with self._changed:
+            self._steps_allowed += 1
             self._changed.notify_all()
 
     def set_learning_rate(self, value: float) -> None:
@@ -86,12 +107,24 @@ class RunControl:
 
     def wait_while_paused(self, on_pause: Callable[[], None],
                           on_resume: Callable[[], None]) -> None:  # fmt: skip
+        """Return at once unless paused; else call `on_pause` and wait for resume, stop or Step.
+
+        `on_resume` is called when the pause ends (not for a single Step: it stays paused).
+        """
         with self._changed:
             if not self._pause or self._stop:
                 return
+            if self._steps_allowed:  # Step pressed while paused: one step, still paused
+                self._steps_allowed -= 1
+                return
         on_pause()
         with self._changed:
-            self._changed.wait_for(lambda: not self._pause or self._stop)
+            self._changed.wait_for(
+                lambda: not self._pause or self._stop or self._steps_allowed > 0
+            )
+            if self._pause and not self._stop and self._steps_allowed:
+                self._steps_allowed -= 1
+                return
         on_resume()
 
 
@@ -101,7 +134,8 @@ class Trainer:
     def __init__(self, network: engine.nn.Cell, loss_fn: engine.nn.Cell, optimizer,
                  train_set: Dataset, val_set: Dataset, *, batch_size: int, seed: int,
                  state: TrainingState, metrics: Metrics, emit: Callable[[object], None],
-                 captures: HookCaptures | None = None, input_dtype: str = "float32") -> None:
+                 captures: HookCaptures | None = None, input_dtype: str = "float32",
+                 snapshot: ParameterSnapshot | None = None) -> None:
         self.network = network
         self.loss_fn = loss_fn
         self.optimizer = optimizer
@@ -112,12 +146,14 @@ class Trainer:
         self.state = state
         self.metrics = metrics
         self.captures = captures
+        self.snapshot = snapshot
         self.input_dtype = np.dtype(input_dtype)
         self._emit = emit
         self.targets = Targets(type(loss_fn).__name__, train_set.task)
         # The exact number set, not the optimizer's float32 copy: AdamW's decay uses it as is.
         self.learning_rate = float(np.asarray(optimizer.state_dict()["learning_rate"]))
         self._in_step = False
+        self._failed_batch: np.ndarray | None = None  # the input of a step that went non-finite
         self._last: tuple[float, float | None] = (math.nan, None)
         self._params = list(network.get_parameters())
         self._backup = [np.empty_like(p.asnumpy()) for p in self._params]
@@ -184,7 +220,9 @@ class Trainer:
     def _between_steps(self, control: RunControl) -> str | None:
         if control.stop_requested:
             return STOPPED
-        control.wait_while_paused(lambda: self._emit(TrainingPaused(self.state.step)),
+        if self.snapshot is not None:
+            self.snapshot.serve(self.state.step)
+        control.wait_while_paused(self._on_pause,
                                   lambda: self._emit(TrainingResumed(self.state.step)))
         if control.stop_requested:
             return STOPPED
@@ -192,6 +230,11 @@ class Trainer:
         if learning_rate is not None:
             self.set_learning_rate(learning_rate)
         return None
+
+    def _on_pause(self) -> None:
+        if self.snapshot is not None:  # views read the paused weights from here
+            self.snapshot.serve(self.state.step, force=True)
+        self._emit(TrainingPaused(self.state.step))
 
     def set_learning_rate(self, value: float) -> None:
         """Use `value` from the next step on (call between steps, on the training thread)."""
@@ -208,8 +251,10 @@ class Trainer:
         self._in_step = True
         try:
             value, logits = self._checked_step(x, y)
-        except BaseException:
+        except BaseException as exc:
             self._restore()
+            if isinstance(exc, NotFinite):
+                self._failed_batch = x
             raise
         self._in_step = False
         correct = self.targets.correct(logits.asnumpy(), y)
@@ -240,8 +285,11 @@ class Trainer:
     def _after_step(self, run_step: int, planned: int, per_epoch: int) -> None:
         state = self.state
         loss, accuracy = self._last
+        tally = state.tally
+        mean_accuracy = None if accuracy is None else tally.accuracy()
         self._emit(Progress(state.step, run_step, planned, state.epoch + 1, state.batch,
-                            per_epoch, loss, accuracy, self.learning_rate))  # fmt: skip
+                            per_epoch, loss, accuracy, self.learning_rate, tally.loss,
+                            mean_accuracy))  # fmt: skip
 
     def _restore(self) -> None:
         for param, saved in zip(self._params, self._backup, strict=True):
@@ -287,6 +335,48 @@ class Trainer:
         accuracy = tally.accuracy() if data.task == CLASSIFICATION else None
         return tally.loss, accuracy
 
+    def _first_non_finite(self) -> str:
+        """', first in the output of dense2' when the failing batch's forward shows where.
+
+        Runs the failing step's forward again, as it ran (train mode), on the weights that
+        were kept, watching every layer's output; then puts back what that forward moved
+        (BatchNorm's moving statistics, the random generator). '' if no output was bad
+        (the gradient or the update went non-finite, which the message already names).
+        """
+        x, self._failed_batch = self._failed_batch, None
+        if x is None:
+            return ""
+        found: list[str] = []
+
+        def watch(name: str):
+            def hook(cell, inputs, output):
+                outputs = output if isinstance(output, tuple) else (output,)
+                if not found and any(isinstance(o, engine.Tensor)
+                                     and not np.isfinite(o.asnumpy()).all() for o in outputs):
+                    found.append(name)
+            return hook
+
+        handles = [cell.register_forward_hook(watch(name))
+                   for name, cell in _node_cells(self.network)]
+        random_state = rng_state()
+        if self.captures is not None:
+            self.captures.enabled = False
+        try:
+            with engine.no_grad(), np.errstate(all="ignore"):
+                self.network(engine.Tensor(x.astype(self.input_dtype, copy=False)))
+        except Exception:  # only a better message was at stake
+            pass
+        finally:
+            for handle in handles:
+                handle.remove()
+            self._restore()
+            set_rng_state(random_state)
+            if self.captures is not None:
+                self.captures.enabled = True
+        if not found:
+            return ""
+        return f"; the first layer whose output became infinite or NaN is {found[0]}"
+
     # ---- endings -------------------------------------------------------------------
 
     def _finish(self, reason: str) -> TrainingFinished:
@@ -315,9 +405,10 @@ class Trainer:
                 f"{exc}."
             )
         elif isinstance(exc, NotFinite):
+            where = self._first_non_finite()
             message = (
-                f"Training stopped at step {step} (epoch {epoch}): {exc}. The weights from "
-                f"before step {step} were kept. Try a smaller learning rate "
+                f"Training stopped at step {step} (epoch {epoch}): {exc}{where}. The weights "
+                f"from before step {step} were kept. Try a smaller learning rate "
                 f"(it is {self.learning_rate:g})."
             )
         else:

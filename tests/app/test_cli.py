@@ -43,6 +43,7 @@ def test_train_saves_in_place_and_prints_a_progress_bar_and_final_metrics(projec
     assert "\r" not in err
     final = out.strip().splitlines()[-1]
     assert final.startswith("epoch 2, step ") and "validation accuracy" in final
+    assert "(predict mode, whole set): loss" in final  # not the bar's train-mode means
     assert str(project_file) in final
     saved = load_project(project_file)
     assert saved.training["state"]["epoch"] == 2
@@ -176,10 +177,13 @@ def test_the_progress_bar_redraws_one_line_on_a_terminal():
     bar = ProgressBar(stream, "p.cwproj", interval=0)
     bar.on_event(TrainingStarted(0, 0, 2, 4, 2, "Moons: 100 samples"))
     for step in range(1, 5):
-        bar.on_event(Progress(step, step, 4, (step + 1) // 2, 2 - step % 2, 2, 0.5, 0.75, 0.01))
+        bar.on_event(Progress(step, step, 4, (step + 1) // 2, 2 - step % 2, 2, 0.5, 0.75, 0.01,
+                              0.25, 0.5))  # fmt: skip
     text = stream.getvalue()
     assert text.count("\r") == 4 and "[########################] 100%" in text
-    assert "acc 75.0%" in text and "epoch 2/2" in text
+    # The bar shows the epoch's running means, and says so, not the last batch's numbers.
+    assert "train-mode loss 0.25 · acc 50.0%" in text and "epoch 2/2" in text
+    assert "train-mode loss and accuracy are the running mean of this epoch's batches" in text
 
 
 def test_the_console_entry_runs_train_headless(project_file):
