@@ -1,0 +1,6 @@
+"""Reusable plot views: live training curves and a 2-feature decision boundary."""
+
+from widgets.plots.curves import TrainingCurves
+from widgets.plots.decision_boundary import DecisionBoundaryView, extent_for, grid_points
+
+__all__ = ["DecisionBoundaryView", "TrainingCurves", "extent_for", "grid_points"]

@@ -1,0 +1,108 @@
+"""The Run panel's progress view: a bar with epoch, step, speed and time left, and labelled numbers.
+
+It only shows what it is given; `app.gui.run` feeds it from a GUI timer. The words
+say which numbers are running means of batches in train mode and which are measured
+on a whole set in predict mode, as `cellwright train` does.
+"""
+
+from __future__ import annotations
+
+import math
+
+from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
+
+from app.session import PREDICT_MODE, TRAIN_MODE, EpochMetrics, Progress
+
+
+def _duration(seconds: float) -> str:
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def _percent(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.1%}"
+
+
+class RunProgress(QWidget):
+    """Progress of the current (or last) run and the latest numbers, each saying what it is."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("run_progress")
+        self.bar = QProgressBar(self)
+        self.bar.setObjectName("run_progress_bar")
+        self.bar.setRange(0, 1000)
+        self.bar.setTextVisible(True)
+        self.bar.setFormat("Not trained yet")
+        self.bar.setValue(0)
+        self.status = QLabel("", self)
+        self.status.setObjectName("run_status")
+        self.status.setWordWrap(True)
+        self.train_numbers = QLabel("", self)
+        self.train_numbers.setObjectName("train_numbers")
+        self.train_numbers.setWordWrap(True)
+        self.train_numbers.setToolTip(
+            f"Train-mode numbers ({TRAIN_MODE}): Dropout is on and BatchNorm uses each "
+            "batch's statistics while the weights change, so they differ from the "
+            f"predict-mode numbers ({PREDICT_MODE})."
+        )
+        self.val_numbers = QLabel("", self)
+        self.val_numbers.setObjectName("validation_numbers")
+        self.val_numbers.setWordWrap(True)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 4)
+        for widget in (self.bar, self.status, self.train_numbers, self.val_numbers):
+            layout.addWidget(widget)
+
+    def show_progress(self, progress: Progress | None, target_epoch: int | None,
+                      rate: float | None) -> None:  # fmt: skip
+        """The latest step of a run: bar, counters, steps/s and time left."""
+        if progress is None:
+            return
+        planned = max(progress.steps_planned, 1)
+        self.bar.setValue(round(1000 * min(progress.run_step / planned, 1.0)))
+        epochs = f"epoch {progress.epoch}/{target_epoch}" if target_epoch else (
+            f"epoch {progress.epoch}")
+        parts = [epochs, f"step {progress.step} ({progress.run_step}/{planned} this run)"]
+        if rate:
+            parts.append(f"{rate:.0f} steps/s" if rate >= 10 else f"{rate:.1f} steps/s")
+            parts.append(f"{_duration((planned - progress.run_step) / rate)} left")
+        self.bar.setFormat(" · ".join(parts))
+        accuracy = ("" if progress.mean_accuracy is None
+                    else f" · accuracy {_percent(progress.mean_accuracy)}")  # fmt: skip
+        self.train_numbers.setText(
+            f"Train-mode loss {progress.mean_loss:.4g}{accuracy}\n({TRAIN_MODE})"
+        )
+
+    def show_epoch(self, metrics: EpochMetrics | None) -> None:
+        """The last finished epoch's validation numbers (whole set, predict mode)."""
+        if metrics is None:
+            self.val_numbers.setText("")
+            return
+        if metrics.val_loss is None:
+            self.val_numbers.setText(f"Epoch {metrics.epoch}: no validation split")
+            return
+        accuracy = ("" if metrics.val_accuracy is None
+                    else f" · accuracy {_percent(metrics.val_accuracy)}")  # fmt: skip
+        self.val_numbers.setText(
+            f"Validation after epoch {metrics.epoch}: loss {metrics.val_loss:.4g}{accuracy}\n"
+            f"({PREDICT_MODE})"
+        )
+
+    def show_status(self, text: str, *, idle_step: int | None = None,
+                    idle_epoch: int | None = None) -> None:  # fmt: skip
+        """A one-line state ('Paused at step 120'); when idle, the bar says where training is."""
+        self.status.setText(text)
+        if idle_step is not None:
+            self.bar.setFormat(
+                "Not trained yet" if idle_step == 0
+                else f"{idle_epoch} epoch{'s' if idle_epoch != 1 else ''} done · step {idle_step}"
+            )
+
+    def clear(self) -> None:
+        self.bar.setValue(0)
+        self.bar.setFormat("Not trained yet")
+        for label in (self.status, self.train_numbers, self.val_numbers):
+            label.setText("")
