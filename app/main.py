@@ -127,14 +127,14 @@ def _check_window(window: Any) -> list[str]:
     problems = []
     if not window.isVisible():
         problems.append("the main window is not visible")
-    for name in ("palette_dock", "inspector_dock", "plots_dock"):
+    for name in ("palette_dock", "inspector_dock", "run_dock", "plots_dock"):
         if window.findChild(QDockWidget, name) is None:
             problems.append(f"dock {name} is missing")
     titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
-    if titles != ["File", "Edit", "View", "Help"]:
+    if titles != ["File", "Edit", "View", "Run", "Help"]:
         problems.append(f"unexpected menus {titles}")
     mode = window.findChild(QLabel, "mode_label")
-    if mode is None or mode.text() not in ("Predict", "Train"):
+    if mode is None or mode.text().split(" ")[0] not in ("Predict", "Train"):
         problems.append("the status bar does not show the network mode")
     return problems
 

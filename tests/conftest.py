@@ -82,3 +82,7 @@ def _flush_deletions(app):
     for _ in range(2):  # a deleted widget's children may post their own deletions
         app.processEvents()
         QCoreApplication.sendPostedEvents(None, QEvent.Type.DeferredDelete)
+    # Python objects of deleted items (pyqtgraph's plots) go in a collection after their
+    # Qt side: only then are the parentless menus they own released.
+    gc.collect()
+    app.processEvents()

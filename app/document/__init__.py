@@ -13,6 +13,7 @@ from app.document.events import (
     ParamChanged,
     PortsChanged,
     Subscription,
+    TrainingChanged,
 )
 from app.document.graph import Graph, Removal
 from app.document.node import (
@@ -61,6 +62,7 @@ __all__ = [
     "Project",
     "Removal",
     "Subscription",
+    "TrainingChanged",
     "Ungrouping",
     "check_id",
     "check_name",

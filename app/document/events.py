@@ -67,6 +67,15 @@ class EdgeRemoved:
     edge: Edge  # as it was
 
 
+@dataclass(frozen=True)
+class TrainingChanged:
+    """A training setting of the project (`project.training[key]`) was set or, ABSENT, removed."""
+
+    key: str
+    old: Any
+    new: Any
+
+
 GraphEvent = (
     NodeAdded
     | NodeRemoved

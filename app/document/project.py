@@ -9,8 +9,9 @@ from typing import Any
 
 import numpy as np
 
+from app.document.events import Events, TrainingChanged
 from app.document.graph import Graph
-from app.document.node import DocumentError, check_id, new_id
+from app.document.node import ABSENT, DocumentError, check_id, new_id, same_value
 
 NODE_HOOK_KINDS = ("forward_pre", "forward", "backward")  # attached to a node's Cell
 EDGE_HOOK_KINDS = ("hook_backward",)  # a HookBackward placed on an edge
@@ -64,6 +65,21 @@ class Project:
     view: dict[str, Any] = field(default_factory=dict)
     param_values: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    # TrainingChanged after each `set_training` (the graph has its own `graph.events`).
+    events: Events = field(default_factory=Events, repr=False, compare=False)
+
+    def set_training(self, key: str, value: Any) -> None:
+        """Set one training setting (ABSENT removes it) and tell the project's listeners."""
+        if not isinstance(key, str) or not key or key == "state":
+            raise DocumentError(f"{key!r} is not a training setting one can set.")
+        old = self.training.get(key, ABSENT)
+        if same_value(old, value):
+            return
+        if value is ABSENT:
+            del self.training[key]
+        else:
+            self.training[key] = value
+        self.events.emit(TrainingChanged(key, old, value))
 
     def node_ids(self) -> set[str]:
         """Ids of the nodes at every level of the graph."""

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from app.document import ABSENT, DocumentError, Graph, Node
+from app.document import ABSENT, DocumentError, Graph, Node, Project
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +35,22 @@ def graph_at(root: Graph, path: Iterable[str]) -> Graph:
     return graph
 
 
+class DocumentStack(QUndoStack):
+    """A project's undo stack, which can refuse edits that change the network for a while.
+
+    While `lock_reason` is set (a training run is going on), `perform` refuses every
+    command that changes what the network computes, with that reason; moving nodes
+    around stays possible.
+    """
+
+    lock_reason: str | None = None
+
+
 def perform(stack: QUndoStack, command: DocumentCommand) -> str | None:
     """Apply `command` and push it; the document's refusal message (nothing pushed) if refused."""
+    lock = getattr(stack, "lock_reason", None)
+    if lock and command.structural:
+        return lock
     try:
         command.apply()
     except DocumentError as exc:
@@ -51,6 +65,8 @@ def _plural(count: int, word: str) -> str:
 
 class DocumentCommand(QUndoCommand):
     """An edit of one graph; subclasses give `_do` (also the redo) and `_undo`."""
+
+    structural = True  # changes what the network computes (refused while training runs)
 
     def __init__(self, root: Graph, path: Iterable[str], text: str) -> None:
         super().__init__(text)
@@ -114,6 +130,8 @@ class AddNodeCommand(DocumentCommand):
 
 class MoveCommand(DocumentCommand):
     """One drag (or one auto-layout) of any number of nodes."""
+
+    structural = False
 
     def __init__(
         self,
@@ -349,3 +367,28 @@ def group_command(
 def ungroup_command(root: Graph, path: Iterable[str], node_id: str) -> SnapshotCommand:
     name = graph_at(root, path).node(node_id).name
     return SnapshotCommand(root, path, f"Ungroup {name}", lambda graph: graph.ungroup(node_id))
+
+
+class TrainingSettingCommand(DocumentCommand):
+    """Set (or with ABSENT, remove) one of the project's training settings."""
+
+    def __init__(self, project: Project, key: str, value: Any) -> None:
+        shown = "default" if value is ABSENT else _show_setting(value)
+        super().__init__(project.graph, (), f"Set {key.replace('_', ' ')} to {shown}")
+        self._project, self._key = project, key
+        self._old, self._new = project.training.get(key, ABSENT), value
+
+    def _do(self, graph: Graph) -> None:
+        self._project.set_training(self._key, self._new)
+
+    def _undo(self, graph: Graph) -> None:
+        self._project.set_training(self._key, self._old)
+
+
+def _show_setting(value: Any) -> str:
+    if isinstance(value, Mapping):
+        for kind in ("builtin", "csv", "npz"):
+            if kind in value:
+                return _show(str(value[kind]))
+        return "{" + ", ".join(f"{k}={_show(v)}" for k, v in value.items()) + "}"
+    return _show(value)

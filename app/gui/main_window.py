@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette, QUndoGroup, QUndoStack
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette, QUndoGroup
 from PySide6.QtWidgets import (
     QDockWidget,
     QFileDialog,
@@ -24,13 +24,15 @@ from PySide6.QtWidgets import (
 
 from app import __version__
 from app.gui import project_files
+from app.gui.commands import DocumentStack
+from app.gui.run import RunController
 from app.gui.settings import RecentFiles, app_settings
 from app.gui.workbench import Workbench
 
 PROJECT_FILTER = "Cellwright projects (*.cwproj);;All files (*)"
 GEOMETRY_KEY = "main_window/geometry"
 STATE_KEY = "main_window/state"
-STATE_VERSION = 1  # bump when the dock set changes, so old layouts are ignored
+STATE_VERSION = 2  # bump when the dock set changes, so old layouts are ignored
 
 
 def _reports_errors(what: str) -> Callable:
@@ -54,6 +56,7 @@ class MainWindow(QMainWindow):
     """The shell every view plugs into; it owns the project and its undo stack."""
 
     project_changed = Signal(object)  # emitted with the new project after New/Open
+    closing = Signal()  # the window is about to close (the user agreed to lose nothing)
 
     def __init__(
         self,
@@ -69,8 +72,12 @@ class MainWindow(QMainWindow):
         self._project: Any = None
         self._project_path: Path | None = None
         self._undo_group = QUndoGroup(self)
-        self._undo_stack: QUndoStack | None = None
+        self._undo_stack: DocumentStack | None = None
         self._training = False
+        self._unsaved_training = False  # trained since the last save (not an undo step)
+        # Called around every save: views with state outside the document put it in first.
+        self.before_save: list[Callable[[], None]] = []
+        self.after_save: list[Callable[[], None]] = []
 
         canvas = _placeholder("canvas_area", "The network canvas goes here.")
         canvas.setAutoFillBackground(True)
@@ -82,11 +89,12 @@ class MainWindow(QMainWindow):
         self._build_menus()
         self._replace_project(project_files.new_project(), None)
         self.workbench = Workbench(self)  # canvas, palette and inspector
+        self.run = RunController(self, self.workbench.editor)  # Run menu, panel and plots
         self._restore_layout()
 
     # ----------------------------------------------------------------- public API
     @property
-    def undo_stack(self) -> QUndoStack:
+    def undo_stack(self) -> DocumentStack:
         """The current project's undo stack; edits to the document go through it."""
         assert self._undo_stack is not None
         return self._undo_stack
@@ -113,10 +121,26 @@ class MainWindow(QMainWindow):
     def training(self) -> bool:
         return self._training
 
-    def set_mode(self, training: bool) -> None:
-        """Show the network mode (Train or Predict) in the status bar."""
+    def set_mode(self, training: bool, note: str = "") -> None:
+        """Show the network mode (Train or Predict) in the status bar, with an optional note."""
         self._training = bool(training)
-        self._mode_label.setText("Train" if self._training else "Predict")
+        text = "Train" if self._training else "Predict"
+        self._mode_label.setText(f"{text} · {note}" if note else text)
+
+    def set_edit_lock(self, reason: str | None) -> None:
+        """Refuse edits that change the network (and undo/redo) with `reason`; None lifts it."""
+        stack = self.undo_stack
+        stack.lock_reason = reason or None
+        self._undo_group.setActiveStack(None if reason else stack)
+
+    def mark_unsaved(self) -> None:
+        """The project changed outside the undo stack (training): Save has something to keep."""
+        self._unsaved_training = True
+        self.setWindowModified(True)
+
+    @property
+    def unsaved(self) -> bool:
+        return self._unsaved_training or not self.undo_stack.isClean()
 
     def show_message(self, text: str, timeout_ms: int = 0) -> None:
         """Put `text` on the status bar's message line."""
@@ -145,12 +169,18 @@ class MainWindow(QMainWindow):
     def save_project(self, path: str | os.PathLike[str]) -> bool:
         """Save the project to `path`; on failure report it and keep everything as it was."""
         try:
+            for hook in self.before_save:
+                hook()
             saved = project_files.save(self._project, path)
         except project_files.ProjectAccessError as exc:
             self.show_message(str(exc))
             self._show_error("Could not save project", str(exc))
             return False
+        finally:
+            for hook in self.after_save:
+                hook()
         self._project_path = saved.absolute()
+        self._unsaved_training = False
         self.undo_stack.setClean()
         self._recent.add(saved)
         self._refresh_recent_menu()
@@ -173,12 +203,16 @@ class MainWindow(QMainWindow):
             "Inspector", "inspector_dock", area.RightDockWidgetArea
         )
         self.plots_dock = self._add_dock("Plots", "plots_dock", area.BottomDockWidgetArea)
+        self.run_dock = self._add_dock("Run", "run_dock", area.RightDockWidgetArea)
+        self.splitDockWidget(self.inspector_dock, self.run_dock, Qt.Orientation.Vertical)
         # Side docks run full height; Plots sits under the canvas only.
         self.setCorner(Qt.Corner.BottomLeftCorner, area.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, area.RightDockWidgetArea)
         sides = [self.palette_dock, self.inspector_dock]
-        self.resizeDocks(sides, [220, 280], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.plots_dock], [200], Qt.Orientation.Vertical)
+        self.resizeDocks(sides, [220, 320], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.plots_dock], [260], Qt.Orientation.Vertical)
+        self.resizeDocks([self.inspector_dock, self.run_dock], [240, 460],
+                         Qt.Orientation.Vertical)  # fmt: skip
 
     def _add_dock(self, title: str, name: str, area: Qt.DockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
@@ -226,6 +260,12 @@ class MainWindow(QMainWindow):
         file_menu = _menu(bar.addMenu("&File"), "file_menu")
         file_menu.addActions([self.new_action, self.open_action])
         self.recent_menu = _menu(file_menu.addMenu("Open &Recent"), "recent_menu")
+        self.examples_menu = _menu(file_menu.addMenu("Open E&xample"), "examples_menu")
+        for path in project_files.example_paths():
+            action = self.examples_menu.addAction(path.stem.replace("_", " "))
+            action.setObjectName(f"example_{path.stem}_action")
+            action.setStatusTip(f"Open a copy of the example {path.name}")
+            action.triggered.connect(functools.partial(self._on_example_action_triggered, path))
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
@@ -235,9 +275,10 @@ class MainWindow(QMainWindow):
         edit_menu.addActions([self.undo_action, self.redo_action])
 
         view_menu = _menu(bar.addMenu("&View"), "view_menu")
-        for dock in (self.palette_dock, self.inspector_dock, self.plots_dock):
+        for dock in (self.palette_dock, self.inspector_dock, self.run_dock, self.plots_dock):
             view_menu.addAction(dock.toggleViewAction())
 
+        self.run_menu = _menu(bar.addMenu("&Run"), "run_menu")
         help_menu = _menu(bar.addMenu("&Help"), "help_menu")
         help_menu.addAction(self.about_action)
         self._refresh_recent_menu()
@@ -262,7 +303,7 @@ class MainWindow(QMainWindow):
     def _replace_project(self, project: Any, path: Path | None) -> None:
         """Make `project` current with a fresh, clean undo stack."""
         old_stack = self._undo_stack
-        stack = QUndoStack(self)
+        stack = DocumentStack(self)
         stack.setObjectName("undo_stack")
         self._undo_group.addStack(stack)
         self._undo_group.setActiveStack(stack)
@@ -273,16 +314,17 @@ class MainWindow(QMainWindow):
             old_stack.deleteLater()
         self._project = project
         self._project_path = path
+        self._unsaved_training = False
         self._update_title()
         self.project_changed.emit(project)
 
     def _update_title(self) -> None:
         self.setWindowTitle(f"Cellwright — {self.project_name}[*]")
-        self.setWindowModified(not self.undo_stack.isClean())
+        self.setWindowModified(self.unsaved)
 
     def _confirm_discard_changes(self) -> bool:
         """True when it is fine to drop the current project (saved, or the user says so)."""
-        if self.undo_stack.isClean():
+        if not self.unsaved:
             return True
         answer = QMessageBox.warning(
             self,
@@ -331,6 +373,7 @@ class MainWindow(QMainWindow):
                 return
             if self._remember_layout:
                 self._save_layout()
+            self.closing.emit()
         except Exception as exc:  # closing must never be blocked by a bug
             traceback.print_exception(exc, file=sys.stderr)
         event.accept()
@@ -358,6 +401,23 @@ class MainWindow(QMainWindow):
         if not self.open_project(path) and not Path(path).exists():
             self._recent.remove(path)  # a file that is gone for good leaves the list
             self._refresh_recent_menu()
+
+    @_reports_errors("Open example")
+    def _on_example_action_triggered(self, path: Path, checked: bool = False) -> None:
+        if self._confirm_discard_changes():
+            self.open_example(path)
+
+    def open_example(self, path: str | os.PathLike[str]) -> bool:
+        """Open a shipped example as an untitled copy: Save asks where, never overwriting it."""
+        try:
+            project = project_files.load(path)
+        except project_files.ProjectAccessError as exc:
+            self.show_message(f"Could not open the example — {exc}")
+            self._show_error("Could not open the example", str(exc))
+            return False
+        self._replace_project(project, None)
+        self.show_message(f"Opened a copy of the example {Path(path).name}; Save asks where.")
+        return True
 
     @_reports_errors("Clear recent files")
     def _on_clear_recent_action_triggered(self, checked: bool = False) -> None:
@@ -387,7 +447,7 @@ class MainWindow(QMainWindow):
         )
 
     def _on_undo_stack_clean_changed(self, clean: bool) -> None:
-        self.setWindowModified(not clean)
+        self.setWindowModified(self.unsaved)
 
 
 def _placeholder(name: str, text: str) -> QLabel:

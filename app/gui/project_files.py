@@ -32,6 +32,14 @@ def new_project() -> Any:
         return None
 
 
+def example_paths() -> list[Path]:
+    """The example projects shipped with Cellwright, sorted by name."""
+    from app.resources_path import resource_path
+
+    folder = resource_path("examples")
+    return sorted(folder.glob(f"*{PROJECT_SUFFIX}")) if folder.is_dir() else []
+
+
 def load(path: str | os.PathLike[str]) -> Any:
     """Read the project at `path`; raises ProjectAccessError and changes nothing on failure."""
     path = Path(path).expanduser()

@@ -191,6 +191,11 @@ class TrainingSession:
     def learning_rate(self) -> float:
         return self._trainer.learning_rate
 
+    @property
+    def targets(self) -> Targets:
+        """How the data set's labels meet the loss, and how outputs become classes."""
+        return self._trainer.targets
+
     def start(self, epochs: int | None = None, steps: int | None = None) -> None:
         """Train on a worker thread; returns at once. See `run` for `epochs` and `steps`."""
         target = self._claim(epochs, steps)
@@ -337,6 +342,8 @@ class TrainingSession:
         Runs on its own at the end of every run; call it yourself only while paused or idle.
         """
         project = self.project if project is None else project
+        if self._status == PAUSED:  # the run's generator, as the next step will find it
+            self.state.rng = rng_state()
         self.compiled.store_values(project)
         owner = self.compiled.parameter_owner
         self.state.optimizer = store_optimizer(self.optimizer, owner, project.param_values)

@@ -44,12 +44,15 @@ class Targets:
             labels = labels.reshape(output_shape)  # (N, 1) targets for an (N,) output
         return engine.Tensor(labels)
 
+    def predicted(self, output: np.ndarray) -> np.ndarray:
+        """The class each sample of `output` is given (a classification), as int64."""
+        count = len(output)
+        if output.ndim == 1 or output.shape[-1] == 1:
+            return (output.reshape(count) > self._threshold).astype(np.int64)
+        return output.reshape(count, -1).argmax(axis=1)
+
     def correct(self, output: np.ndarray, y: np.ndarray) -> int | None:
         """How many samples the output classifies right; None for a regression."""
         if not self.classification:
             return None
-        if output.ndim == 1 or output.shape[-1] == 1:
-            predicted = (output.reshape(len(y)) > self._threshold).astype(np.int64)
-        else:
-            predicted = output.reshape(len(y), -1).argmax(axis=1)
-        return int(np.count_nonzero(predicted == y))
+        return int(np.count_nonzero(self.predicted(output) == y))

@@ -10,7 +10,7 @@ from app import __version__
 from app.gui import project_files
 from app.gui.main_window import MainWindow
 
-DOCKS = ("palette_dock", "inspector_dock", "plots_dock")
+DOCKS = ("palette_dock", "inspector_dock", "run_dock", "plots_dock")
 
 
 class Dialogs:
@@ -52,23 +52,23 @@ class Edit(QUndoCommand):
         super().__init__("edit")
 
 
-def test_window_has_three_docks_four_menus_and_a_canvas_area(window):
+def test_window_has_four_docks_five_menus_and_a_canvas_area(window):
     for name in DOCKS:
         dock = window.findChild(QDockWidget, name)
         assert dock is not None and dock.isVisible(), name
     titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
-    assert titles == ["File", "Edit", "View", "Help"]
+    assert titles == ["File", "Edit", "View", "Run", "Help"]
     assert window.centralWidget().objectName() == "canvas_area"
     file_menu = window.findChild(QMenu, "file_menu")
     items = [a.text().replace("&", "") for a in file_menu.actions() if not a.isSeparator()]
-    assert items == ["New", "Open…", "Open Recent", "Save", "Save As…", "Quit"]
+    assert items == ["New", "Open…", "Open Recent", "Open Example", "Save", "Save As…", "Quit"]
     assert window.windowTitle() == "Cellwright — Untitled[*]"
 
 
 def test_view_menu_toggles_each_dock(window, qtbot):
     view_menu = window.findChild(QMenu, "view_menu")
     toggles = {a.text(): a for a in view_menu.actions()}
-    assert set(toggles) == {"Palette", "Inspector", "Plots"}
+    assert set(toggles) == {"Palette", "Inspector", "Run", "Plots"}
     for title, action in toggles.items():
         dock = next(d for d in window.findChildren(QDockWidget) if d.windowTitle() == title)
         action.trigger()

@@ -40,6 +40,7 @@ class NodeItem(QGraphicsRectItem):
         self.setZValue(1.0)
         self.setPen(QPen(Qt.PenStyle.NoPen))
         self.error = ""
+        self.mode_badge = ""  # 'train' / 'predict' on nodes whose behaviour depends on it
         self.highlight: dict[PortKey, bool] = {}  # during a connection drag: port -> allowed
         self.snap = 0.0  # grid step while dragging, 0 for none
         self.on_moved: Callable[[NodeItem], None] | None = None  # set by the scene
@@ -75,6 +76,11 @@ class NodeItem(QGraphicsRectItem):
         if reason != self.error:
             self.error = reason
             self.setToolTip(reason)
+            self.update()
+
+    def set_mode_badge(self, text: str) -> None:
+        if text != self.mode_badge:
+            self.mode_badge = text
             self.update()
 
     def set_highlight(self, highlight: dict[PortKey, bool]) -> None:
@@ -127,6 +133,8 @@ class NodeItem(QGraphicsRectItem):
         self._paint_body(painter, body, selected)
         self._paint_header(painter, lod)
         self._paint_ports(painter, lod >= style.DETAIL_LABELS)
+        if self.mode_badge and lod >= style.DETAIL_LABELS:
+            self._paint_mode_badge(painter)
         if lod >= style.DETAIL_LABELS and self.summary:
             painter.setFont(style.font("summary"))
             painter.setPen(style.TEXT_DIM)
@@ -171,6 +179,20 @@ class NodeItem(QGraphicsRectItem):
             painter.setPen(style.TEXT)
             painter.setFont(style.font("title"))
             painter.drawText(QRectF(self.width - 10, -6, 16, 16), Qt.AlignmentFlag.AlignCenter, "!")
+
+    def _paint_mode_badge(self, painter: QPainter) -> None:
+        """A small pill at the footer's right end: the mode this node computes in."""
+        painter.setFont(style.font("port"))
+        text = self.mode_badge
+        width = style.metrics("port").horizontalAdvance(text) + 12
+        top = self.height - (style.FOOTER if self.summary else 6.0) - 2
+        rect = QRectF(self.width - width - 6, top + (style.FOOTER - 14) / 2, width, 14)
+        colour = style.MODE_TRAIN if text == "train" else style.MODE_PREDICT
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(colour)
+        painter.drawRoundedRect(rect, 7, 7)
+        painter.setPen(style.TEXT)
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, text)
 
     def _paint_ports(self, painter: QPainter, labels: bool) -> None:
         painter.setFont(style.font("port"))

@@ -13,10 +13,13 @@ from typing import Any
 
 from app.catalogue import CATALOGUE, Catalogue, NodeType
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node
+from engine import nn
 
 log = logging.getLogger(__name__)
 
 BOUNDARY_CATEGORY = "Composites"
+# Cells whose forward depends on the network's mode: they get a Train/Predict badge.
+MODE_CELLS = (nn.Dropout, nn.BatchNorm1d, nn.BatchNorm2d)
 
 
 @dataclass
@@ -63,6 +66,15 @@ class NodeTypes:
             return BOUNDARY_CATEGORY
         node_type = self.node_type(node.type)
         return node_type.category if node_type is not None else ""
+
+    def mode_dependent(self, node: Node) -> bool:
+        """True if the node computes differently in train and predict mode (Dropout,
+        BatchNorm), or is a composite holding such a node."""
+        if node.subgraph is not None:
+            return any(self.mode_dependent(n) for n in node.subgraph.nodes.values())
+        node_type = self.node_type(node.type)
+        cell = getattr(node_type, "cell", None)
+        return isinstance(cell, type) and issubclass(cell, MODE_CELLS)
 
     def description(self, node: Node) -> str:
         node_type = self.node_type(node.type)

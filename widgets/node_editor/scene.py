@@ -49,6 +49,7 @@ class GraphScene(QGraphicsScene):
         self.shapes = Shapes()
         self.details = True  # labels shown (False when zoomed out)
         self.snap = style.GRID
+        self.network_mode: bool | None = None  # None: no badges; else True for train mode
         self.setBackgroundBrush(QBrush(style.BACKGROUND))
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self._shape_timer = QTimer(self)
@@ -157,6 +158,21 @@ class GraphScene(QGraphicsScene):
         t = self.types
         return node, t.kind(node), t.summary(node), t.category(node)
 
+    def set_network_mode(self, training: bool | None) -> None:
+        """Badge every node whose behaviour depends on the mode with 'train' or 'predict'."""
+        if training == self.network_mode:
+            return
+        self.network_mode = training
+        for node_id in self.nodes:
+            self._badge(node_id)
+
+    def _badge(self, node_id: str) -> None:
+        item, node = self.nodes.get(node_id), self.graph.nodes.get(node_id)
+        if item is None or node is None:
+            return
+        dependent = self.network_mode is not None and self.types.mode_dependent(node)
+        item.set_mode_badge(("train" if self.network_mode else "predict") if dependent else "")
+
     def _add_node_item(self, node_id: str) -> None:
         item = NodeItem(*self._describe(node_id))
         item.snap = self.snap
@@ -168,6 +184,7 @@ class GraphScene(QGraphicsScene):
             self._insides[node_id] = inside.events.subscribe(self._on_inside_changed)
             self.destroyed.connect(self._insides[node_id].unsubscribe)
         self.addItem(item)
+        self._badge(node_id)
 
     def _add_edge_item(self, edge_id: str) -> None:
         e = self.graph.edge(edge_id)
@@ -201,6 +218,7 @@ class GraphScene(QGraphicsScene):
             item = self.nodes.get(node_id)
             if item is not None:
                 item.set_node(*self._describe(node_id))
+                self._badge(node_id)
         self._shape_timer.start()  # shapes out of a composite follow its inside
 
     def _on_graph_changed(self, event: object) -> None:
@@ -227,5 +245,6 @@ class GraphScene(QGraphicsScene):
             item = self.nodes.get(event.node_id)
             if item is not None:
                 item.set_node(*self._describe(event.node_id))
+                self._badge(event.node_id)
                 self._on_item_moved(item)
         self._shape_timer.start()
