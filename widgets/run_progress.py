@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtWidgets import QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtWidgets import QLabel, QProgressBar, QSizePolicy, QVBoxLayout, QWidget
 
 from app.session import PREDICT_MODE, TRAIN_MODE, EpochMetrics, Progress
 
@@ -23,6 +25,36 @@ def _duration(seconds: float) -> str:
 
 def _percent(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{value:.1%}"
+
+
+class Readout(QWidget):
+    """Lines of text that change many times a second: a repaint, never a relayout.
+
+    A QLabel whose text changes asks the window to lay itself out again; at 10 Hz during
+    training that cost the training thread a third of its speed (every wake-up of the
+    GUI thread competes with it for the interpreter and the cores).
+    """
+
+    def __init__(self, lines: int, name: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName(name)
+        self._text = ""
+        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        self.setFixedHeight(self.fontMetrics().lineSpacing() * lines + 4)
+
+    def text(self) -> str:
+        return self._text
+
+    def setText(self, text: str) -> None:  # noqa: N802 (QLabel's name, so it reads the same)
+        if text != self._text:
+            self._text = text
+            self.update()
+
+    def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
+        painter = QPainter(self)
+        painter.setPen(self.palette().windowText().color())
+        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+        painter.drawText(QRect(0, 2, self.width(), self.height() - 2), flags, self._text)
 
 
 class RunProgress(QWidget):
@@ -40,17 +72,13 @@ class RunProgress(QWidget):
         self.status = QLabel("", self)
         self.status.setObjectName("run_status")
         self.status.setWordWrap(True)
-        self.train_numbers = QLabel("", self)
-        self.train_numbers.setObjectName("train_numbers")
-        self.train_numbers.setWordWrap(True)
+        self.train_numbers = Readout(3, "train_numbers", self)
         self.train_numbers.setToolTip(
             f"Train-mode numbers ({TRAIN_MODE}): Dropout is on and BatchNorm uses each "
             "batch's statistics while the weights change, so they differ from the "
             f"predict-mode numbers ({PREDICT_MODE})."
         )
-        self.val_numbers = QLabel("", self)
-        self.val_numbers.setObjectName("validation_numbers")
-        self.val_numbers.setWordWrap(True)
+        self.val_numbers = Readout(3, "validation_numbers", self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 4)
         for widget in (self.bar, self.status, self.train_numbers, self.val_numbers):

@@ -43,7 +43,13 @@ from app.session import (
 )
 from app.session.boundary import predict_points
 from app.session.progress import rng_state, set_rng_state
-from widgets.plots import DecisionBoundaryView, TrainingCurves, extent_for, grid_points
+from widgets.plots import (
+    DecisionBoundaryView,
+    FrameBudget,
+    TrainingCurves,
+    extent_for,
+    grid_points,
+)
 from widgets.run_panel import RunPanel
 from widgets.run_progress import RunProgress
 
@@ -56,8 +62,9 @@ log = logging.getLogger(__name__)
 EDIT_LOCK = "Training is running: pause or stop it to change the network."
 SETTINGS_LOCK = ("Settings are locked while a run is active (running or paused): stop it to "
                  "change them. The learning rate can be changed at any time.")  # fmt: skip
-TICK_MS = 100  # progress text; the curves poll on their own ~30 Hz timer
-BOUNDARY_TICKS = 3  # the decision boundary at most ~3 times a second
+TICK_MS = 250  # progress text (4 Hz reads well); the curves poll on their own ~30 Hz timer
+BOUNDARY_TICKS = 1  # the decision boundary at most 4 times a second…
+BOUNDARY_SHARE = 0.03  # …and only while the GUI thread's work stays this share of a core
 GRID = (120, 120)
 RATE_WINDOW = 2.0  # seconds of steps the steps/s figure averages over
 WAIT_SECONDS = 30.0  # for a run to end after Stop (one step, then the project is written)
@@ -111,6 +118,7 @@ class RunController(QObject):
         self._preview_params: dict = {}
         self._boundary_version = -1
         self._boundary_dirty = True
+        self._boundary_budget = FrameBudget(BOUNDARY_SHARE)
         self._grid: tuple | None = None  # (extent, points) for 2-feature data
         self._shown: tuple = ()
         self._epoch_version = -1
@@ -514,6 +522,8 @@ class RunController(QObject):
             return False
         snapshot = session.snapshot
         status = session.status
+        if status == RUNNING and not force and not self._boundary_budget.ready():
+            return False
         if status == RUNNING:
             snapshot.request()  # served by the training thread between two steps
         elif status == READY and (self._boundary_dirty or force):
@@ -522,14 +532,17 @@ class RunController(QObject):
             return False
         self._boundary_version = snapshot.version
         self._boundary_dirty = False
-        step = snapshot.copy_into(self._preview_params)
+        self._boundary_budget.timed(self._draw_boundary, session)
+        return True
+
+    def _draw_boundary(self, session: TrainingSession) -> None:
+        step = session.snapshot.copy_into(self._preview_params)
         extent, points = self._grid
         values = predict_points(self._preview, points, session.targets,
                                 session.compiled.input_dtypes[0])  # fmt: skip
         classes = session.dataset.num_classes if session.targets.classification else None
         self.boundary.set_field(extent, values.reshape(GRID[1], GRID[0]), classes)
         self.boundary.setToolTip(f"Predicted in predict mode with the weights after step {step}")
-        return True
 
     # ---- saving ------------------------------------------------------------------------------
 

@@ -25,8 +25,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.session import EPOCH_COLUMNS, STEP_COLUMNS, Metrics
+from widgets.plots.budget import FrameBudget
 
-POLL_INTERVAL_MS = 33  # ~30 Hz: smooth enough to watch, cheap enough to never matter
+POLL_INTERVAL_MS = 33  # ~30 Hz: a version check; a redraw only when the budget allows
+REDRAW_SHARE = 0.04  # of one core, for updating and painting the curves while they stream
 STEP = {name: i for i, name in enumerate(STEP_COLUMNS)}
 EPOCH = {name: i for i, name in enumerate(EPOCH_COLUMNS)}
 
@@ -56,9 +58,9 @@ NAMES = {
 LEGEND = "&nbsp;&nbsp;&nbsp;".join(
     (
         f'<span style="color:{BATCH_COLOUR}">&#9473;&#9473;</span>&nbsp;train, per batch',
-        f'<span style="color:{TRAIN_COLOUR}">&#9473;&#9679;&#9473;</span>'
+        f'<span style="color:{TRAIN_COLOUR}"><b>&#9473;&#9473;</b></span>'
         "&nbsp;train, epoch mean of batches (train mode)",
-        f'<span style="color:{VAL_COLOUR}">&#9473;&#9632;&#9473;</span>'
+        f'<span style="color:{VAL_COLOUR}"><b>&#9477;&#9477;</b></span>'
         "&nbsp;validation, whole set (predict mode)",
     )
 )
@@ -82,6 +84,8 @@ class TrainingCurves(QWidget):
         self.timer = QTimer(self)
         self.timer.setInterval(POLL_INTERVAL_MS)
         self.timer.timeout.connect(self._on_timer_timeout)
+        # Live redraws may take this share of one core; the training thread keeps the rest.
+        self.budget = FrameBudget(REDRAW_SHARE)
 
         self.log_scale_toggle = QCheckBox("Log scale (loss)")
         self.log_scale_toggle.setObjectName("log_scale_toggle")
@@ -100,6 +104,8 @@ class TrainingCurves(QWidget):
         self.loss_view = _plot_widget("loss")
         self.accuracy_view = _plot_widget("accuracy (%)")
         self.lr_view = _plot_widget("learning rate")
+        for view in (self.loss_view, self.accuracy_view, self.lr_view):
+            view.budget = self.budget
         self.loss_plot = self.loss_view.getPlotItem()
         self.accuracy_plot = self.accuracy_view.getPlotItem()
         self.lr_plot = self.lr_view.getPlotItem()
@@ -110,11 +116,12 @@ class TrainingCurves(QWidget):
         for plot, key in ((self.loss_plot, "loss"), (self.accuracy_plot, "accuracy")):
             self._add_curve(plot, key, _batch_curve(NAMES[key], BATCH_COLOUR))
             epoch, val = f"epoch_{key}", f"val_{key}"
-            self._add_curve(plot, epoch, _epoch_curve(NAMES[epoch], TRAIN_COLOUR, "o"))
-            self._add_curve(plot, val, _epoch_curve(NAMES[val], VAL_COLOUR, "s"))
+            self._add_curve(plot, epoch, _epoch_curve(NAMES[epoch], TRAIN_COLOUR))
+            self._add_curve(plot, val, _epoch_curve(NAMES[val], VAL_COLOUR, dashed=True))
         lr_curve = _batch_curve(NAMES["learning_rate"], LR_COLOUR, width=1.5)
         self._add_curve(self.lr_plot, "learning_rate", lr_curve)
         self._lr_top: float | None = None  # the learning-rate axis runs from 0 to this
+        self._x_range: tuple[float, float] | None = None  # the steps shown, widened in jumps
 
         # A dashed line at the hovered step in every plot, so the three can be read together.
         self._cursors = []
@@ -189,6 +196,7 @@ class TrainingCurves(QWidget):
         for plot in self.plots:
             plot.enableAutoRange()
         self._lr_top = None
+        self._x_range = None
         self._hide_hover()
         self._accuracy_stack.setCurrentWidget(self.accuracy_view)
 
@@ -215,10 +223,26 @@ class TrainingCurves(QWidget):
         self.redraws += 1
         return True
 
+    def _frame_steps(self, steps: np.ndarray) -> None:
+        """Widen the shared step axis in jumps, not at every frame: an axis whose range
+        stays put keeps its ticks cached, so a redraw repaints curves, not tick labels."""
+        finite = steps[np.isfinite(steps)]
+        if not len(finite):
+            return
+        first, last = float(finite.min()), float(finite.max())
+        shown = self._x_range
+        if shown is not None and shown[0] <= first and last <= shown[1]:
+            return
+        top = first + _nice_span(max(last - first, 10.0) * 1.25)
+        self._x_range = (first, top)
+        for plot in self.plots:
+            plot.setXRange(first, top, padding=0.02)
+
     def _draw_steps(self, rows: np.ndarray) -> None:
         # setData only stores the arrays; pyqtgraph's peak downsampling and clipping to the
         # visible range happen at paint time, so 50,000 rows stay cheap to redraw.
         step = rows[:, STEP["step"]]
+        self._frame_steps(step)
         for key in ("loss", "accuracy", "learning_rate"):
             values = rows[:, STEP[key]] * (100.0 if key == "accuracy" else 1.0)
             _set_finite(self.curves[key], step, values)
@@ -260,7 +284,11 @@ class TrainingCurves(QWidget):
             self._accuracy_stack.setCurrentWidget(page)
 
     def _on_timer_timeout(self) -> None:
-        self.poll()
+        metrics = self.metrics
+        if metrics is None or (metrics.steps.version, metrics.epochs.version) == self._seen:
+            return  # nothing new: not even the budget is asked
+        if self.budget.ready():
+            self.budget.timed(self.poll)
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
@@ -353,13 +381,25 @@ class _LossAxis(pg.AxisItem):
         return [*levels[:-1], (None, list(minor[first])), (None, list(minor[~first]))]
 
 
+class _PlotView(pg.PlotWidget):
+    """A PlotWidget that charges the CPU time of its painting to a frame budget."""
+
+    budget: FrameBudget | None = None
+
+    def paintEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        if self.budget is None:
+            super().paintEvent(event)
+        else:
+            self.budget.timed(super().paintEvent, event)
+
+
 def _plot_widget(quantity: str) -> pg.PlotWidget:
     axes = {"left": _LossAxis("left")} if quantity == "loss" else None
-    view = pg.PlotWidget(background="w", axisItems=axes)
+    view = _PlotView(background="w", axisItems=axes)
     _adopt_menus(view, view.getPlotItem())
     view.setMinimumSize(100, 110)
     plot = view.getPlotItem()
-    plot.showGrid(x=True, y=True, alpha=0.15)
+    plot.showGrid(x=False, y=False)
     plot.setMenuEnabled(False)  # its many options (FFT, averaging...) would only confuse
     # On the plot, not the curves: PlotItem.addItem overwrites a curve's own settings.
     # Epoch curves have too few points to be thinned; per-step ones keep ~10 per pixel.
@@ -374,8 +414,8 @@ def _plot_widget(quantity: str) -> pg.PlotWidget:
         axis.setTextPen(TEXT_COLOUR)
         axis.setLabel(label, color=TEXT_COLOUR)
         axis.label.setFont(font)
-    if quantity == "learning rate":
-        plot.getAxis("left").enableAutoSIPrefix(False)  # '0.001', not '1 (x0.001)'
+        # '0.001', not '1 (x0.001)'; and the label is not set again at every frame.
+        axis.enableAutoSIPrefix(False)
     return view
 
 
@@ -391,10 +431,17 @@ def _batch_curve(name: str, colour: str, width: float = 1.0) -> pg.PlotDataItem:
     return pg.PlotDataItem(name=name, pen=pg.mkPen(colour, width=width))
 
 
-def _epoch_curve(name: str, colour: str, symbol: str) -> pg.PlotDataItem:
-    return pg.PlotDataItem(name=name, pen=pg.mkPen(colour, width=2), symbol=symbol,
-                           symbolSize=6, symbolPen=pg.mkPen(colour),
-                           symbolBrush=pg.mkBrush(colour))  # fmt: skip
+def _nice_span(span: float) -> float:
+    """The smallest 1, 2 or 5 × 10^k at least `span`."""
+    power = 10.0 ** math.floor(math.log10(span))
+    return next(m * power for m in (1, 2, 5, 10) if m * power >= span)
+
+
+def _epoch_curve(name: str, colour: str, dashed: bool = False) -> pg.PlotDataItem:
+    # Lines, not symbols: pyqtgraph paints symbols in Python at every frame, which costs
+    # the training thread time while it runs.
+    style = Qt.PenStyle.DashLine if dashed else Qt.PenStyle.SolidLine
+    return pg.PlotDataItem(name=name, pen=pg.mkPen(colour, width=2.5, style=style))
 
 
 def _set_finite(curve: pg.PlotDataItem, x: np.ndarray, y: np.ndarray) -> None:
