@@ -1,12 +1,12 @@
-"""Regenerate the README screenshot of the main window, drawn offscreen.
+"""Regenerate the README screenshot: the main window while the spiral example trains.
 
-    python scripts/screenshot.py [PROJECT] [--out resources/screenshots/main_window.png]
+    python scripts/screenshot.py [--example spiral_mlp] [--steps 450] [--out FILE]
 
-Without PROJECT it builds a small classifier for 2-D points (Input (N, 2) → Dense 16 →
-ReLU → Dense 2 → Output with CrossEntropyLoss), saves it as spiral_mlp.cwproj in a
-temporary folder and opens that, so the picture shows a real network through the real
-file path. Uses a throw-away settings folder, so the picture shows the default layout
-and the user's own settings are neither read nor written.
+Opens the shipped example as a copy (File → Open Example), selects a layer so the
+Inspector has something in it, presses Start, pauses after about `--steps` steps so
+the curves, the decision boundary and the Run panel show a run in progress, and grabs
+the window offscreen. Uses a throw-away settings folder, so the picture shows the
+default layout and the user's own settings are neither read nor written.
 """
 
 from __future__ import annotations
@@ -15,44 +15,19 @@ import argparse
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = "resources/screenshots/main_window.png"
 
 
-def build_example(folder: Path) -> Path:
-    """The spiral classifier as a project file in `folder`; returns its path."""
-    from app.catalogue import CATALOGUE
-    from app.document import Project
-    from app.io.project_file import save_project
-
-    project = Project(name="spiral_mlp")
-    graph = project.graph
-    specs = [
-        ("Input", "points", {"shape": (2,)}),
-        ("Dense", "hidden", {"in_channels": 2, "out_channels": 16}),
-        ("ReLU", "relu", {}),
-        ("Dense", "logits", {"in_channels": 16, "out_channels": 2}),
-        ("Output", "output", {"loss": "CrossEntropyLoss"}),
-    ]
-    nodes = []
-    for i, (type_name, name, params) in enumerate(specs):
-        position = (i * 220.0, 40.0 if i % 2 else 0.0)
-        node = CATALOGUE.new_node(type_name, name=name, position=position, params=params)
-        nodes.append(graph.add_node(node))
-    for a, b in zip(nodes, nodes[1:], strict=False):
-        graph.connect(a.id, "out", b.id, "in")
-    path = folder / "spiral_mlp.cwproj"
-    save_project(project, path)
-    return path
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("project", nargs="?", default=None)
+    parser.add_argument("--example", default="spiral_mlp")
+    parser.add_argument("--steps", type=int, default=450)
     parser.add_argument("--out", default=DEFAULT_OUT)
-    parser.add_argument("--size", default="1400x800", help="window size, WIDTHxHEIGHT")
+    parser.add_argument("--size", default="1400x900", help="window size, WIDTHxHEIGHT")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -63,32 +38,42 @@ def main(argv: list[str] | None = None) -> int:
 
     from app.gui.main_window import MainWindow
     from app.main import _application
+    from app.resources_path import resource_path
+
+    def pump(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            app.processEvents()
+            time.sleep(0.005)
 
     with tempfile.TemporaryDirectory() as scratch:
         QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, scratch)
         app = _application()
         window = MainWindow(remember_layout=False)
+        window._confirm_discard_changes = lambda: True  # nothing to keep from a picture
         window.resize(width, height)
-        window.plots_dock.hide()  # the plot panes are not built yet: give the canvas the room
         window.show()
-        project = args.project or build_example(Path(scratch))
-        window.open_project(project, interactive=False)
-        for _ in range(20):
-            app.processEvents()
-        editor = window.workbench.editor
+        window.open_example(resource_path("examples", f"{args.example}.cwproj"))
+        pump(0.5)
+        editor, run = window.workbench.editor, window.run
         editor.view.fit_all()
-        hidden = editor.graph.node_named("hidden") if editor.graph is not None else None
-        if hidden is not None:  # show the Inspector with something in it
-            editor.scene.select([hidden.id])
-        window.show_message(f"Opened {Path(project).name}")  # not the temporary folder
-        for _ in range(20):
+        layer = editor.graph.node_named("dense2")
+        if layer is not None:  # show the Inspector with something in it
+            editor.scene.select([layer.id])
+        run.actions["start"].trigger()
+        while run.session.state.step < args.steps and run.status != "ready":
             app.processEvents()
+        run.actions["pause"].trigger()
+        pump(1.5)  # the curves and the boundary catch up with the pause
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         if not window.grab().save(args.out):
             print(f"could not write {args.out}", file=sys.stderr)
             return 1
+        step = run.session.state.step
+        run.actions["stop"].trigger()
+        run._stop_and_wait()
         window.close()
-    print(f"wrote {args.out} ({width}x{height}): {window.statusBar().currentMessage()}")
+    print(f"wrote {args.out} ({width}x{height}) at step {step}")
     return 0
 
 

@@ -69,6 +69,7 @@ class RunProgress(QWidget):
         self.bar.setTextVisible(True)
         self.bar.setFormat("Not trained yet")
         self.bar.setValue(0)
+        self.speed = Readout(1, "run_speed", self)
         self.status = QLabel("", self)
         self.status.setObjectName("run_status")
         self.status.setWordWrap(True)
@@ -81,7 +82,7 @@ class RunProgress(QWidget):
         self.val_numbers = Readout(3, "validation_numbers", self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 4)
-        for widget in (self.bar, self.status, self.train_numbers, self.val_numbers):
+        for widget in (self.bar, self.speed, self.status, self.train_numbers, self.val_numbers):
             layout.addWidget(widget)
 
     def show_progress(self, progress: Progress | None, target_epoch: int | None,
@@ -93,11 +94,12 @@ class RunProgress(QWidget):
         self.bar.setValue(round(1000 * min(progress.run_step / planned, 1.0)))
         epochs = f"epoch {progress.epoch}/{target_epoch}" if target_epoch else (
             f"epoch {progress.epoch}")
-        parts = [epochs, f"step {progress.step} ({progress.run_step}/{planned} this run)"]
+        self.bar.setFormat(f"{epochs} · step {progress.step}")
+        parts = [f"{progress.run_step}/{planned} steps this run"]
         if rate:
             parts.append(f"{rate:.0f} steps/s" if rate >= 10 else f"{rate:.1f} steps/s")
             parts.append(f"{_duration((planned - progress.run_step) / rate)} left")
-        self.bar.setFormat(" · ".join(parts))
+        self.speed.setText(" · ".join(parts))
         accuracy = ("" if progress.mean_accuracy is None
                     else f" · accuracy {_percent(progress.mean_accuracy)}")  # fmt: skip
         self.train_numbers.setText(
@@ -132,5 +134,5 @@ class RunProgress(QWidget):
     def clear(self) -> None:
         self.bar.setValue(0)
         self.bar.setFormat("Not trained yet")
-        for label in (self.status, self.train_numbers, self.val_numbers):
+        for label in (self.speed, self.status, self.train_numbers, self.val_numbers):
             label.setText("")

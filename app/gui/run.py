@@ -162,8 +162,9 @@ class RunController(QObject):
         plots.setObjectName("plots_area")
         plots.addWidget(self.curves)
         plots.addWidget(self.boundary)
-        plots.setStretchFactor(0, 3)
+        plots.setStretchFactor(0, 2)
         plots.setStretchFactor(1, 1)
+        plots.setSizes([640, 360])
         _put_in_dock(window.plots_dock, plots)
         self.panel.setting_changed.connect(self._on_panel_setting_changed)
         self.panel.message.connect(lambda text: window.show_message(text, 8000))
@@ -435,8 +436,7 @@ class RunController(QObject):
             self.window.set_mode(self.train_mode)
             self.editor.scene.set_network_mode(self.train_mode)
         else:
-            self.window.set_mode(True, f"a run trains in train mode; the switch ({switch}) "
-                                       "applies again when it ends")  # fmt: skip
+            self.window.set_mode(True, f"while the run lasts; then {switch}")
             self.editor.scene.set_network_mode(True)
         session = self.session
         if session is not None and status == READY:

@@ -95,7 +95,8 @@ class TrainingCurves(QWidget):
         self.legend_label.setObjectName("curves_legend")
         # A narrow window wraps the legend instead of growing past the screen.
         self.legend_label.setWordWrap(True)
-        self.legend_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.legend_label.setMinimumWidth(80)
+        self.legend_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
         self.hover_label = QLabel(HOVER_HINT)
         self.hover_label.setObjectName("hover_label")
         # Long hover texts are cut at the edge rather than widening the dock.
@@ -122,6 +123,7 @@ class TrainingCurves(QWidget):
         self._add_curve(self.lr_plot, "learning_rate", lr_curve)
         self._lr_top: float | None = None  # the learning-rate axis runs from 0 to this
         self._x_range: tuple[float, float] | None = None  # the steps shown, widened in jumps
+        self._last_versions: tuple | None = None  # the buffers' versions at the last tick
 
         # A dashed line at the hovered step in every plot, so the three can be read together.
         self._cursors = []
@@ -147,8 +149,7 @@ class TrainingCurves(QWidget):
         bar.setContentsMargins(4, 0, 4, 0)
         bar.addWidget(self.log_scale_toggle)
         bar.addSpacing(16)
-        bar.addWidget(self.legend_label)
-        bar.addStretch(1)
+        bar.addWidget(self.legend_label, 1)
         row = QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
         row.setSpacing(4)
@@ -285,9 +286,15 @@ class TrainingCurves(QWidget):
 
     def _on_timer_timeout(self) -> None:
         metrics = self.metrics
-        if metrics is None or (metrics.steps.version, metrics.epochs.version) == self._seen:
+        if metrics is None:
+            return
+        versions = (metrics.steps.version, metrics.epochs.version)
+        streaming, self._last_versions = versions != self._last_versions, versions
+        if versions == self._seen:
             return  # nothing new: not even the budget is asked
-        if self.budget.ready():
+        # While rows stream in, redraws keep to the budget; once they stop (a pause, the
+        # end of a run) the last of them is drawn at once.
+        if not streaming or self.budget.ready():
             self.budget.timed(self.poll)
 
     def showEvent(self, event: QShowEvent) -> None:
@@ -416,6 +423,8 @@ def _plot_widget(quantity: str) -> pg.PlotWidget:
         axis.label.setFont(font)
         # '0.001', not '1 (x0.001)'; and the label is not set again at every frame.
         axis.enableAutoSIPrefix(False)
+    if quantity == "learning rate":  # the narrowest plot: fewer step labels, none overlapping
+        plot.getAxis("bottom").setTickDensity(0.5)
     return view
 
 

@@ -176,10 +176,10 @@ class DecisionBoundaryView(QWidget):
         else:
             self._levels = None
         outline = pg.mkPen(OUTLINE, width=0.6)
-        self.train_scatter.setData(x=train_x[:, 0], y=train_x[:, 1], symbol="o", size=6,
+        self.train_scatter.setData(x=train_x[:, 0], y=train_x[:, 1], symbol="o", size=5,
                                    brush=self._brushes(train_y), pen=outline)  # fmt: skip
         if self.classes is not None:  # rings: the predicted class shows through
-            self.val_scatter.setData(x=val_x[:, 0], y=val_x[:, 1], symbol="o", size=8,
+            self.val_scatter.setData(x=val_x[:, 0], y=val_x[:, 1], symbol="o", size=6,
                                      brush=pg.mkBrush(None), pen=self._pens(val_y))  # fmt: skip
         else:  # a ring coloured by value vanishes on a good fit: outlined squares instead
             self.val_scatter.setData(x=val_x[:, 0], y=val_x[:, 1], symbol="s", size=7,
