@@ -86,10 +86,21 @@ class RunProgress(QWidget):
             layout.addWidget(widget)
 
     def show_progress(self, progress: Progress | None, target_epoch: int | None,
-                      rate: float | None) -> None:  # fmt: skip
-        """The latest step of a run: bar, counters, steps/s and time left."""
+                      rate: float | None, live: bool = True) -> None:  # fmt: skip
+        """The latest step of a run: bar, counters, steps/s and time left (`live`: the run
+        goes on; else only the numbers, the bar keeping what `show_status` put there)."""
         if progress is None:
             return
+        if live:
+            self._show_bar(progress, target_epoch, rate)
+        accuracy = ("" if progress.mean_accuracy is None
+                    else f" · accuracy {_percent(progress.mean_accuracy)}")  # fmt: skip
+        self.train_numbers.setText(
+            f"Train-mode loss {progress.mean_loss:.4g}{accuracy}\n({TRAIN_MODE})"
+        )
+
+    def _show_bar(self, progress: Progress, target_epoch: int | None,
+                  rate: float | None) -> None:  # fmt: skip
         planned = max(progress.steps_planned, 1)
         self.bar.setValue(round(1000 * min(progress.run_step / planned, 1.0)))
         epochs = f"epoch {progress.epoch}/{target_epoch}" if target_epoch else (
@@ -100,11 +111,6 @@ class RunProgress(QWidget):
             parts.append(f"{rate:.0f} steps/s" if rate >= 10 else f"{rate:.1f} steps/s")
             parts.append(f"{_duration((planned - progress.run_step) / rate)} left")
         self.speed.setText(" · ".join(parts))
-        accuracy = ("" if progress.mean_accuracy is None
-                    else f" · accuracy {_percent(progress.mean_accuracy)}")  # fmt: skip
-        self.train_numbers.setText(
-            f"Train-mode loss {progress.mean_loss:.4g}{accuracy}\n({TRAIN_MODE})"
-        )
 
     def show_epoch(self, metrics: EpochMetrics | None) -> None:
         """The last finished epoch's validation numbers (whole set, predict mode)."""

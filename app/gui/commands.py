@@ -370,19 +370,39 @@ def ungroup_command(root: Graph, path: Iterable[str], node_id: str) -> SnapshotC
 
 
 class TrainingSettingCommand(DocumentCommand):
-    """Set (or with ABSENT, remove) one of the project's training settings."""
+    """Set (or with ABSENT, remove) one of the project's training settings.
+
+    Choosing another optimizer sends its options first (those the new one takes) and
+    then its name: the two arrive as two commands and become one undo step.
+    """
+
+    MERGE_ID = 0x7261696E  # QUndoStack merges consecutive commands with the same id
 
     def __init__(self, project: Project, key: str, value: Any) -> None:
         shown = "default" if value is ABSENT else _show_setting(value)
         super().__init__(project.graph, (), f"Set {key.replace('_', ' ')} to {shown}")
-        self._project, self._key = project, key
-        self._old, self._new = project.training.get(key, ABSENT), value
+        self._project = project
+        self._changes = [(key, project.training.get(key, ABSENT), value)]
+
+    def id(self) -> int:
+        return self.MERGE_ID
+
+    def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 (Qt override)
+        keys = [key for key, _, _ in self._changes]
+        if not (isinstance(other, TrainingSettingCommand) and keys == ["optimizer_options"]
+                and [key for key, _, _ in other._changes] == ["optimizer"]):  # fmt: skip
+            return False
+        self._changes += other._changes
+        self.setText(other.text())
+        return True
 
     def _do(self, graph: Graph) -> None:
-        self._project.set_training(self._key, self._new)
+        for key, _, new in self._changes:
+            self._project.set_training(key, new)
 
     def _undo(self, graph: Graph) -> None:
-        self._project.set_training(self._key, self._old)
+        for key, old, _ in reversed(self._changes):
+            self._project.set_training(key, old)
 
 
 def _show_setting(value: Any) -> str:

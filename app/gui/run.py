@@ -465,8 +465,9 @@ class RunController(QObject):
             progress = bridge.latest
             if progress is not None and progress is not getattr(self, "_shown_progress", None):
                 self._shown_progress = progress
+                live = session.status != READY  # else the bar says where training stands
                 self.progress.show_progress(progress, session.state.target_epoch,
-                                            self._rate(progress.step))  # fmt: skip
+                                            self._rate(progress.step), live)  # fmt: skip
             epochs = session.metrics.epochs
             if epochs.version != self._epoch_version:
                 self._epoch_version = epochs.version

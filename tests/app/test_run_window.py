@@ -324,3 +324,58 @@ def test_open_example_opens_an_untitled_copy(window, qtbot, monkeypatch):
     before = SPIRAL.read_bytes()
     window.save_action.trigger()
     assert asked and SPIRAL.read_bytes() == before  # Save asks where; the example is intact
+
+
+def test_restart_asks_first_then_trains_again_from_the_same_initial_weights(
+        window, qtbot, dialogs):  # fmt: skip
+    run = open_example(window, qtbot)
+    initial = run.session.network.dense1.weight.asnumpy().copy()
+    click(qtbot, window, "step")
+    qtbot.waitUntil(lambda: steps_done(run) == 1 and run.status == READY, timeout=TIMEOUT)
+    dialogs.answer = QMessageBox.StandardButton.Cancel
+    click(qtbot, window, "restart")
+    assert dialogs.shown[-1][1] == "Restart from initial weights"
+    assert steps_done(run) == 1  # cancelled: nothing changed
+    dialogs.answer = QMessageBox.StandardButton.Yes
+    run.panel.setting_changed.emit("epochs", 100_000)
+    qtbot.waitUntil(lambda: run._fingerprint == run.fingerprint(), timeout=TIMEOUT)
+    old = run.session
+    click(qtbot, window, "restart")
+    qtbot.waitUntil(lambda: run.session is not old and steps_done(run) > 2, timeout=TIMEOUT)
+    click(qtbot, window, "pause")
+    qtbot.waitUntil(lambda: run.bridge.paused.is_set(), timeout=TIMEOUT)
+    history = run.session.metrics.steps.snapshot()
+    assert history[0, 0] == 1  # the curves started over with the run
+    run.stop()
+    qtbot.waitUntil(lambda: run.status == READY, timeout=TIMEOUT)
+    fresh = open_example(window, qtbot)  # a new copy: its untrained weights
+    np.testing.assert_array_equal(fresh.session.network.dense1.weight.asnumpy(), initial)
+
+
+def test_the_progress_says_which_numbers_are_which(window, qtbot):
+    run = open_example(window, qtbot, epochs=3)
+    click(qtbot, window, "start")
+    qtbot.waitUntil(lambda: run.status == READY and steps_done(run) == 30, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: "Validation after epoch 3" in run.progress.val_numbers.text(),
+                    timeout=TIMEOUT)
+    assert "(predict mode, whole set)" in run.progress.val_numbers.text()
+    train = run.progress.train_numbers.text()
+    assert train.startswith("Train-mode loss") and "running mean of this epoch's batches" in train
+    assert run.progress.bar.format() == "3 epochs done · step 30"
+
+
+def test_choosing_another_optimizer_is_one_undo_step(window, qtbot):
+    run = open_example(window, qtbot)
+    training = window.project.training
+    run.panel.setting_changed.emit("optimizer_options", {"weight_decay": 0.01})
+    edits = window.undo_stack.count()
+    # The panel sends the options the new optimizer keeps, then its name.
+    run.panel.setting_changed.emit("optimizer_options", {})
+    run.panel.setting_changed.emit("optimizer", "SGD")
+    assert training["optimizer"] == "SGD" and training["optimizer_options"] == {}
+    assert window.undo_stack.count() == edits + 1
+    window.undo_stack.undo()
+    assert training["optimizer"] == "Adam" and training["optimizer_options"] == {
+        "weight_decay": 0.01}
+    window.undo_stack.redo()
+    assert training["optimizer"] == "SGD" and training["optimizer_options"] == {}
