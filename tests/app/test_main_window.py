@@ -9,31 +9,14 @@ from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMenu, QMessageB
 from app import __version__
 from app.gui import project_files
 from app.gui.main_window import MainWindow
+from tests.app.dialogs import record_dialogs
 
 DOCKS = ("palette_dock", "inspector_dock", "run_dock", "plots_dock")
 
 
-class Dialogs:
-    """Records message boxes instead of showing them; `answer` is what the user clicks."""
-
-    def __init__(self) -> None:
-        self.shown: list[tuple[str, str, str]] = []
-        self.answer = QMessageBox.StandardButton.Discard
-
-    def recorder(self, kind: str):
-        def show(parent, title, text, *args, **kwargs):
-            self.shown.append((kind, title, text))
-            return self.answer
-
-        return show
-
-
 @pytest.fixture(autouse=True)
 def dialogs(monkeypatch):
-    recorded = Dialogs()
-    for kind in ("about", "critical", "warning", "information", "question"):
-        monkeypatch.setattr(QMessageBox, kind, staticmethod(recorded.recorder(kind)))
-    return recorded
+    return record_dialogs(monkeypatch, QMessageBox.StandardButton.Discard)
 
 
 @pytest.fixture

@@ -9,33 +9,16 @@ from app.gui.main_window import MainWindow
 from app.io.project_file import load_project
 from app.resources_path import resource_path
 from app.session import PAUSED, READY, RUNNING, STEP_COLUMNS
+from tests.app.dialogs import record_dialogs
 
 TIMEOUT = 20_000  # ms
 SPIRAL = resource_path("examples", "spiral_mlp.cwproj")
 MOONS = resource_path("examples", "moons_bn_dropout.cwproj")
 
 
-class Dialogs:
-    """Records message boxes instead of showing them; `answer` is what the user clicks."""
-
-    def __init__(self) -> None:
-        self.shown: list[tuple[str, str, str]] = []
-        self.answer = QMessageBox.StandardButton.Yes
-
-    def recorder(self, kind: str):
-        def show(parent, title, text, *args, **kwargs):
-            self.shown.append((kind, title, text))
-            return self.answer
-
-        return show
-
-
 @pytest.fixture(autouse=True)
 def dialogs(monkeypatch):
-    recorded = Dialogs()
-    for kind in ("critical", "warning", "information", "question"):
-        monkeypatch.setattr(QMessageBox, kind, staticmethod(recorded.recorder(kind)))
-    return recorded
+    return record_dialogs(monkeypatch, QMessageBox.StandardButton.Yes)
 
 
 @pytest.fixture

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.session import EPOCH_COLUMNS, STEP_COLUMNS, Metrics
 from widgets.plots.budget import FrameBudget
+from widgets.plots.ownership import adopt_menus
 
 POLL_INTERVAL_MS = 33  # ~30 Hz: a version check; a redraw only when the budget allows
 REDRAW_SHARE = 0.04  # of one core, for updating and painting the curves while they stream
@@ -403,7 +404,7 @@ class _PlotView(pg.PlotWidget):
 def _plot_widget(quantity: str) -> pg.PlotWidget:
     axes = {"left": _LossAxis("left")} if quantity == "loss" else None
     view = _PlotView(background="w", axisItems=axes)
-    _adopt_menus(view, view.getPlotItem())
+    adopt_menus(view, view.getPlotItem())
     view.setMinimumSize(100, 110)
     plot = view.getPlotItem()
     plot.showGrid(x=False, y=False)
@@ -426,14 +427,6 @@ def _plot_widget(quantity: str) -> pg.PlotWidget:
     if quantity == "learning rate":  # the narrowest plot: fewer step labels, none overlapping
         plot.getAxis("bottom").setTickDensity(0.5)
     return view
-
-
-def _adopt_menus(owner: QWidget, plot: pg.PlotItem) -> None:
-    """Make the context menus of `plot` children of `owner`: pyqtgraph creates them without
-    a parent, so they would outlive the view as stray top-level windows while `plot` lives."""
-    for menu in (plot.ctrlMenu, plot.getViewBox().menu):
-        if menu is not None and menu.parent() is None:
-            menu.setParent(owner, menu.windowFlags())
 
 
 def _batch_curve(name: str, colour: str, width: float = 1.0) -> pg.PlotDataItem:
