@@ -93,6 +93,9 @@ class RunProgress(QWidget):
             return
         if live:
             self._show_bar(progress, target_epoch, rate)
+        else:
+            planned = progress.steps_planned
+            self.speed.setText(f"{progress.run_step}/{planned} steps in the last run")
         accuracy = ("" if progress.mean_accuracy is None
                     else f" · accuracy {_percent(progress.mean_accuracy)}")  # fmt: skip
         self.train_numbers.setText(

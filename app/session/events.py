@@ -34,19 +34,22 @@ class EpochMetrics:
     val_accuracy: float | None
 
     def describe(self) -> str:
-        """e.g. 'loss 0.1234, accuracy 97.5%, validation loss 0.2, validation accuracy 95.0%'.
+        """e.g. 'train-mode loss 0.1234, accuracy 97.5%; validation loss 0.2, accuracy 95.0%
+        (predict mode, whole set)'.
 
-        `loss`/`accuracy` are the epoch's mean over its batches in train mode; the
+        The first numbers are the epoch's mean over its batches in train mode; the
         validation numbers are over the whole validation set in predict mode.
         """
-        parts = [f"loss {self.loss:.4g}"]
+        parts = [f"train-mode loss {self.loss:.4g}"]
         if self.accuracy is not None:
             parts.append(f"accuracy {self.accuracy:.1%}")
-        if self.val_loss is not None:
-            parts.append(f"validation loss {self.val_loss:.4g}")
+        text = ", ".join(parts)
+        if self.val_loss is None:
+            return text
+        validation = [f"validation loss {self.val_loss:.4g}"]
         if self.val_accuracy is not None:
-            parts.append(f"validation accuracy {self.val_accuracy:.1%}")
-        return ", ".join(parts)
+            validation.append(f"accuracy {self.val_accuracy:.1%}")
+        return f"{text}; {', '.join(validation)} ({PREDICT_MODE})"
 
 
 @dataclass(frozen=True)

@@ -391,7 +391,8 @@ class Trainer:
         else:
             message = f"Training paused for later at step {state.step} (epoch {state.epoch + 1})."
         if last is not None and reason == COMPLETED:
-            message += " " + last.describe().capitalize() + "."
+            described = last.describe()
+            message += f" {described[0].upper()}{described[1:]}."
         state.message = message
         return TrainingFinished(reason, state.step, state.epoch, last, message)
 

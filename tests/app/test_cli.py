@@ -156,7 +156,8 @@ def test_info_shows_progress_after_training(project_file, capsys):
     capsys.readouterr()
     cli.main(["info", str(project_file)])
     out = capsys.readouterr().out
-    assert "Progress: " in out and "2 epochs done" in out and "last epoch (2): loss" in out
+    assert "Progress: " in out and "2 epochs done" in out
+    assert "last epoch (2): train-mode loss" in out and "(predict mode, whole set)" in out
 
 
 def test_export_writes_a_script_and_weights(project_file, tmp_path, capsys):
