@@ -10,6 +10,7 @@ at every undo/redo, because undoing a group and redoing it rebuilds the composit
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -20,6 +21,7 @@ from app.document import ABSENT, DocumentError, Graph, Node, Project
 
 log = logging.getLogger(__name__)
 
+PAIR_SECONDS = 0.5  # an optimizer's options and its name, sent by one choice
 GraphPath = tuple[str, ...]  # composite node ids from the root graph inward
 Values = dict[str, dict[str, np.ndarray]]  # a project's param_values
 
@@ -383,6 +385,7 @@ class TrainingSettingCommand(DocumentCommand):
         super().__init__(project.graph, (), f"Set {key.replace('_', ' ')} to {shown}")
         self._project = project
         self._changes = [(key, project.training.get(key, ABSENT), value)]
+        self._made = time.monotonic()
 
     def id(self) -> int:
         return self.MERGE_ID
@@ -390,8 +393,9 @@ class TrainingSettingCommand(DocumentCommand):
     def mergeWith(self, other: QUndoCommand) -> bool:  # noqa: N802 (Qt override)
         keys = [key for key, _, _ in self._changes]
         if not (isinstance(other, TrainingSettingCommand) and keys == ["optimizer_options"]
-                and [key for key, _, _ in other._changes] == ["optimizer"]):  # fmt: skip
-            return False
+                and [key for key, _, _ in other._changes] == ["optimizer"]
+                and other._made - self._made < PAIR_SECONDS):  # fmt: skip
+            return False  # only the pair one choice of optimizer sends
         self._changes += other._changes
         self.setText(other.text())
         return True

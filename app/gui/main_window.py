@@ -171,22 +171,23 @@ class MainWindow(QMainWindow):
         try:
             for hook in self.before_save:
                 hook()
-            saved = project_files.save(self._project, path)
-        except project_files.ProjectAccessError as exc:
-            self.show_message(str(exc))
-            self._show_error("Could not save project", str(exc))
-            return False
-        finally:
+            try:
+                saved = project_files.save(self._project, path)
+            except project_files.ProjectAccessError as exc:
+                self.show_message(str(exc))
+                self._show_error("Could not save project", str(exc))
+                return False
+            self._project_path = saved.absolute()
+            self._unsaved_training = False
+            self.undo_stack.setClean()
+            self._recent.add(saved)
+            self._refresh_recent_menu()
+            self._update_title()
+            self.show_message(f"Saved {saved}")
+            return True
+        finally:  # after the clean mark: a run that goes on may mark the project again
             for hook in self.after_save:
                 hook()
-        self._project_path = saved.absolute()
-        self._unsaved_training = False
-        self.undo_stack.setClean()
-        self._recent.add(saved)
-        self._refresh_recent_menu()
-        self._update_title()
-        self.show_message(f"Saved {saved}")
-        return True
 
     def report_error(self, title: str, exc: BaseException) -> None:
         """Tell the user about an unexpected error; the details go to stderr."""

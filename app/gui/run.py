@@ -313,7 +313,8 @@ class RunController(QObject):
         if session.wait(WAIT_SECONDS) is None:
             self.window.show_message("The training run did not stop in time.", 10000)
             return False
-        self.window.mark_unsaved()
+        if session.project is self.window.project:  # not a project the window has left
+            self.window.mark_unsaved()
         return True
 
     def _rebuild_paused(self) -> TrainingSession | None:
@@ -563,6 +564,7 @@ class RunController(QObject):
     def _after_save(self) -> None:
         if self._resume_after_save and self.session is not None:
             self.session.resume()
+            self.window.mark_unsaved()  # it trains on: the file falls behind again
         self._resume_after_save = False
 
     # ---- slots -------------------------------------------------------------------------------
@@ -572,6 +574,7 @@ class RunController(QObject):
             return  # a session replaced since (its last words arrive late)
         if isinstance(event, TrainingStarted):
             self.window.show_message(f"Training on {event.dataset}.", 5000)
+            self.window.mark_unsaved()  # the weights change from the first step on
         elif isinstance(event, TrainingPaused):
             self.window.show_message(f"Paused after step {event.step}.", 5000)
             self._boundary_dirty = True
@@ -620,6 +623,7 @@ class RunController(QObject):
         problem = perform(self.window.undo_stack, command)
         if problem:
             self.window.show_message(problem, 8000)
+            self.panel.set_settings(project.training, self._folder())  # the form as it is
 
     def _on_project_event(self, event: object) -> None:
         self.panel.set_settings(self.window.project.training, self._folder())

@@ -362,3 +362,29 @@ def test_choosing_another_optimizer_is_one_undo_step(window, qtbot):
         "weight_decay": 0.01}
     window.undo_stack.redo()
     assert training["optimizer"] == "SGD" and training["optimizer_options"] == {}
+
+
+def test_f5_starts_and_shift_f5_stops_from_the_keyboard(window, qtbot):
+    run = open_example(window, qtbot, epochs=100_000)
+    view = window.workbench.editor.view
+    window.activateWindow()
+    view.setFocus()
+    qtbot.keyClick(view, Qt.Key.Key_F5)
+    qtbot.waitUntil(lambda: steps_done(run) > 3, timeout=TIMEOUT)
+    qtbot.keyClick(view, Qt.Key.Key_F5, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.waitUntil(lambda: run.status == READY, timeout=TIMEOUT)
+
+
+def test_a_run_counts_as_unsaved_work_and_closing_stops_it(window, qtbot, dialogs, tmp_path):
+    run = open_example(window, qtbot, epochs=100_000)
+    path = tmp_path / "x.cwproj"
+    assert window.save_project(path) and not window.isWindowModified()
+    click(qtbot, window, "start")
+    qtbot.waitUntil(lambda: steps_done(run) > 3 and window.isWindowModified(), timeout=TIMEOUT)
+    assert window.save_project(path)
+    assert window.isWindowModified()  # saved, and training on: behind again at once
+    session = run.session
+    dialogs.answer = QMessageBox.StandardButton.Discard
+    window.close()
+    assert dialogs.shown[-1][1] == "Unsaved changes"
+    assert session.status == READY  # the run ended with the window
