@@ -106,9 +106,11 @@ def test_start_pause_step_change_the_learning_rate_and_stop_from_the_toolbar(win
 def test_step_with_no_run_trains_one_batch(window, qtbot):
     run = open_example(window, qtbot)
     click(qtbot, window, "step")
-    qtbot.waitUntil(lambda: steps_done(run) == 1 and run.status == READY, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: steps_done(run) == 1 and enabled(window) == {"start", "step"},
+                    timeout=TIMEOUT)
     click(qtbot, window, "step")
-    qtbot.waitUntil(lambda: steps_done(run) == 2 and run.status == READY, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: steps_done(run) == 2 and enabled(window) == {"start", "step"},
+                    timeout=TIMEOUT)
 
 
 def test_the_train_predict_switch_sets_the_network_mode_and_the_badges(window, qtbot):
@@ -146,7 +148,8 @@ def test_the_train_predict_switch_sets_the_network_mode_and_the_badges(window, q
     click(qtbot, window, "start")
     qtbot.waitUntil(lambda: steps_done(run) > 3, timeout=TIMEOUT)
     qtbot.waitUntil(lambda: label.text().startswith("Train ·"), timeout=TIMEOUT)
-    assert run.session.network.training and dropout_item.mode_badge == "train"
+    assert dropout_item.mode_badge == "train"  # (the network itself goes to predict mode
+    # for a moment at each epoch's validation, so its flag is not asserted mid-run)
     click(qtbot, window, "stop")
     qtbot.waitUntil(lambda: run.status == READY and label.text() == "Predict", timeout=TIMEOUT)
     assert not run.session.network.training and dropout_item.mode_badge == "predict"
