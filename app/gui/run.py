@@ -331,52 +331,48 @@ class RunController(QObject):
 
     # ---- commands ----------------------------------------------------------------------------
 
-    def start(self) -> None:
-        if self.status != READY:
-            return
-        session = self._idle_session()
+    def _session_to_train(self, what: str) -> TrainingSession | None:
+        """The session to train next: a paused one (compiled again if the network changed
+        during the pause), else one for the project as it now is; None, said why, if none."""
+        session = self.session
+        if session is not None and session.status == PAUSED:
+            if self._fingerprint == self.fingerprint():
+                return session
+            session = self._rebuild_paused()
+        elif self.status == READY:
+            session = self._idle_session()
+        else:
+            return None
         if session is None:
-            self._refuse("start training")
-            return
-        self._rates.clear()
-        session.start()
+            self._refuse(what)
+        return session
+
+    def start(self) -> None:
+        session = self._session_to_train("start training") if self.status == READY else None
+        if session is not None:
+            self._rates.clear()
+            session.start()
 
     def pause(self) -> None:
         if self.session is not None:
             self.session.pause()
 
     def resume(self) -> None:
-        session = self.session
-        if session is None or session.status != PAUSED:
+        session = self._session_to_train("resume training") if self.status == PAUSED else None
+        if session is None:
             return
-        if self._fingerprint != self.fingerprint():
-            session = self._rebuild_paused()
-            if session is None:
-                self._refuse("resume training")
-                return
-            session.start()
-        else:
-            session.resume()
         self._rates.clear()
+        if session.status == PAUSED:
+            session.resume()
+        else:  # compiled again after an edit: a new run picks up where the pause was
+            session.start()
 
     def step(self) -> None:
         """Exactly one batch, from a pause or with no run going on."""
-        session = self.session
-        if session is not None and session.status == PAUSED:
-            if self._fingerprint != self.fingerprint():
-                session = self._rebuild_paused()
-                if session is None:
-                    self._refuse("take a step")
-                    return
-            session.step()
-            return
-        if self.status != READY:
-            return
-        session = self._idle_session()
-        if session is None:
-            self._refuse("take a step")
-            return
-        session.step()
+        if self.status in (READY, PAUSED):
+            session = self._session_to_train("take a step")
+            if session is not None:
+                session.step()
 
     def stop(self) -> None:
         if self.session is not None:
