@@ -19,6 +19,7 @@ from app.session.events import (
 from app.session.hook_captures import (
     HISTOGRAM_BINS,
     STAT_COLUMNS,
+    CapturePace,
     HookCapture,
     HookCaptures,
     LatestArray,
@@ -55,6 +56,7 @@ __all__ = [
     "STOPPED",
     "STOPPING",
     "TRAIN_MODE",
+    "CapturePace",
     "EpochEnded",
     "EpochMetrics",
     "HookCapture",

@@ -1,26 +1,44 @@
-"""What the project's hooks capture while training: summary rows, histograms and the latest tensor.
+"""What the project's hooks capture while training: copies by the trainer, summaries by the reader.
 
-Each `Hook` in the project gets a `HookCapture`: the training thread fills its ring
-buffers (one row of statistics and one histogram per captured step) and its
-`LatestArray` (a copy of the newest tensor for heatmaps); its plot pane polls their
-`version` on a GUI timer. Captures are skipped while the session evaluates.
+Each `Hook` in the project gets a `HookCapture`. On the training thread a capture is
+only a copy of the tensor (its leading samples, at most `SLOT_LIMIT` numbers) into the
+next of `RING_SLOTS` preallocated float32 slots, tagged with its step, and a counter
+bump: no statistics, no lock, no Qt. The reader — a plot pane's GUI timer at display
+rate — calls `summarise()`, which turns the slots written since it last looked into one
+row of statistics and one histogram each (the `stats` and `histograms` ring buffers)
+and refreshes `latest` (the newest tensor, for heatmaps); panes then poll `version`.
+
+The copies cost the training thread time, so `CapturePace` watches them: when they
+take more than `budget` (1 %) of the step time, the capture stride doubles (and halves
+again once they are well under); `HookCaptures.stride` says where it stands. Captures
+are skipped while the session evaluates.
 """
 
 from __future__ import annotations
 
+import math
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from app.document import Hook
+from app.session.capture_summary import HISTOGRAM_BINS, summarise_block
 from app.session.ring_buffer import RingBuffer
 
 STAT_COLUMNS = ("step", "mean", "std", "min", "max", "norm")
-HISTOGRAM_BINS = 32
 HISTORY_CAPACITY = 5_000
 LATEST_LIMIT = 1 << 16  # numbers kept of the newest tensor (leading samples of a big batch)
+RING_SLOTS = 64  # captured copies waiting for the reader
+SLOT_LIMIT = 1 << 14  # numbers copied per capture (leading samples of a big batch)
+CAPTURE_BUDGET = 0.01  # share of the step time the copies may take before the stride grows
+MAX_STRIDE = 1 << 12
+PACE_WINDOW = 16  # steps (at least; 4 strides) between two looks at the copies' cost
+
+__all__ = ["HISTOGRAM_BINS", "STAT_COLUMNS", "CapturePace", "HookCapture", "HookCaptures",
+           "LatestArray"]  # fmt: skip
 
 
 class LatestArray:
@@ -55,41 +73,177 @@ class LatestArray:
             return self._buffer[:size].reshape(self._shape).copy()
 
 
-class HookCapture:
-    """The buffers of one hook; `record(step, array)` is called on the training thread."""
+class CapturePace:
+    """The capture stride of a session's hooks: doubles while copying costs over `budget`.
 
-    def __init__(self, hook: Hook, capacity: int = HISTORY_CAPACITY) -> None:
+    The training thread calls `step_started()` at each step and `spend(seconds)` after
+    each copy. Every `PACE_WINDOW` steps (at least 4 strides) the share of time spent
+    copying decides: over `budget`, the stride doubles; under a quarter of it (so still
+    under half after halving), it halves. `budget=None` keeps the stride at 1. `clock`
+    can be injected (tests).
+    """
+
+    def __init__(self, budget: float | None = CAPTURE_BUDGET,
+                 clock: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
+        self.budget = budget
+        self.clock = clock
+        self.stride = 1
+        self.share = 0.0  # of the step time spent copying, in the last window
+        self._spent = 0.0
+        self._steps = 0
+        self._since: float | None = None
+
+    def spend(self, seconds: float) -> None:
+        self._spent += seconds
+
+    def step_started(self) -> None:
+        now = self.clock()
+        if self._since is None:
+            self._since, self._spent = now, 0.0
+            return
+        self._steps += 1
+        if self._steps < max(PACE_WINDOW, 4 * self.stride):
+            return
+        elapsed = now - self._since
+        self.share = self._spent / elapsed if elapsed > 0 else 0.0
+        budget = self.budget
+        if budget is None:
+            self.stride = 1
+        elif self.share > budget and self.stride < MAX_STRIDE:
+            self.stride *= 2
+        elif self.share < budget / 4 and self.stride > 1:
+            self.stride //= 2
+        self._since, self._spent, self._steps = now, 0.0, 0
+
+
+class _Slots:
+    """`slots` float32 rows of `width` numbers, each tagged with the capture number it holds."""
+
+    def __init__(self, slots: int, width: int) -> None:
+        self.data = np.empty((slots, width), dtype=np.float32)
+        self.tags = [-1] * slots  # capture number held; -1 while empty or being written
+        self.steps = [0] * slots
+        self.shapes: list[tuple[int, ...]] = [()] * slots
+
+    @property
+    def slots(self) -> int:
+        return self.data.shape[0]
+
+
+class HookCapture:
+    """The buffers of one hook: `record(step, array)` on the training thread, `summarise()`
+    by the reader.
+
+    Only the last `slots` captures wait for the reader: if it falls further behind, the
+    older captures are overwritten and never summarised (their steps have no rows: the
+    stride is then effectively larger).
+    """
+
+    def __init__(self, hook: Hook, capacity: int = HISTORY_CAPACITY, *,
+                 slots: int = RING_SLOTS, limit: int = SLOT_LIMIT,
+                 pace: CapturePace | None = None) -> None:  # fmt: skip
         self.hook = hook
         every = hook.settings.get("every", 1)
         self.every = every if isinstance(every, int) and every >= 1 else 1
         self.stats = RingBuffer(capacity, len(STAT_COLUMNS))
-        self.histograms = RingBuffer(capacity, 2 + HISTOGRAM_BINS)  # low, high, counts…
+        self.histograms = RingBuffer(capacity, 2 + HISTOGRAM_BINS)  # min, max, counts…
         self.latest = LatestArray()
+        self.pace = pace if pace is not None else CapturePace()
+        self._slot_count = slots
+        self._limit = limit
+        self._slots: _Slots | None = None
+        self._written = 0  # captures copied so far (the training thread's version)
+        self._summarised = 0  # captures the reader has looked at
+        self._reading = threading.Lock()  # one reader at a time; the writer never waits
 
     @property
     def version(self) -> int:
-        """Changes whenever anything in this capture changed."""
+        """Changes whenever the summaries (stats, histograms, latest) changed."""
         return self.stats.version
 
+    @property
+    def captured(self) -> int:
+        """Captures copied so far by the training thread."""
+        return self._written
+
+    @property
+    def pending(self) -> int:
+        """Captures copied and not yet summarised (at most the ring's slots are kept)."""
+        return self._written - self._summarised
+
+    @property
+    def stride(self) -> int:
+        """Capture every this many steps: the hook's `every` and the session's pace together."""
+        return math.lcm(self.every, self.pace.stride)
+
+    # ---- the training thread ---------------------------------------------------------
+
     def record(self, step: int, array: np.ndarray) -> None:
-        if step % self.every:
+        pace = self.pace
+        if step % self.every or step % pace.stride:
             return
-        values = np.asarray(array, dtype=np.float64).reshape(-1)
-        finite = values[np.isfinite(values)] if values.size else values
-        if finite.size:
-            low, high = float(finite.min()), float(finite.max())
-            mean, std = float(finite.mean()), float(finite.std())
-            norm = float(np.sqrt(np.dot(finite, finite)))
-            counts, _ = np.histogram(finite, bins=HISTOGRAM_BINS,
-                                     range=(low, high) if high > low else (low - 0.5, low + 0.5))
-        else:
-            low = high = mean = std = norm = np.nan
-            counts = np.zeros(HISTOGRAM_BINS)
-        row = np.empty(2 + HISTOGRAM_BINS)
-        row[0], row[1], row[2:] = low, high, counts
-        self.latest.write(np.asarray(array))
-        self.histograms.append(row)
-        self.stats.append_values(step, mean, std, low, high, norm)  # last: version says "all"
+        start = pace.clock()
+        kept = _leading_samples(array, self._limit)
+        size = kept.size
+        slots = self._slots
+        if slots is None or slots.data.shape[1] < size:
+            slots = self._slots = _Slots(self._slot_count, size)  # once per larger shape
+        number = self._written
+        i = number % slots.slots
+        slots.tags[i] = -1  # a reader copying this slot now will drop what it copied
+        slots.data[i, :size].reshape(kept.shape)[...] = kept
+        slots.steps[i] = step
+        slots.shapes[i] = kept.shape
+        slots.tags[i] = number
+        self._written = number + 1
+        pace.spend(pace.clock() - start)
+
+    # ---- the reader ------------------------------------------------------------------
+
+    def summarise(self) -> int:
+        """Summarise the captures copied since the last call; returns how many rows it added.
+
+        Call at display rate (a pane's timer), not per step. Of the captures waiting,
+        the `slots - 1` newest are summarised; older ones were overwritten and are lost.
+        """
+        with self._reading:
+            slots, written = self._slots, self._written
+            if slots is None or written == self._summarised:
+                return 0
+            first = max(self._summarised, written - slots.slots + 1)  # next slot may be in use
+            self._summarised = written
+            added = 0
+            group: list[tuple[int, int]] = []  # (capture number, slot) of one size
+            for number in range(first, written):
+                i = number % slots.slots
+                if slots.tags[i] != number:
+                    continue
+                if group and slots.shapes[group[0][1]] != slots.shapes[i]:
+                    added += self._summarise_group(slots, group)
+                    group = []
+                group.append((number, i))
+            if group:
+                added += self._summarise_group(slots, group)
+            return added
+
+    def _summarise_group(self, slots: _Slots, group: list[tuple[int, int]]) -> int:
+        shape = slots.shapes[group[0][1]]
+        size = math.prod(shape)
+        index = [i for _, i in group]
+        steps = [slots.steps[i] for i in index]
+        block = slots.data[index, :size]  # a copy: the writer may now reuse the slots
+        intact = [slots.tags[i] == number for number, i in group]
+        if not all(intact):  # overwritten while copied: those steps are lost
+            block, steps = block[intact], [s for s, ok in zip(steps, intact, strict=True) if ok]
+            if not steps:
+                return 0
+        stats, histograms = summarise_block(block)
+        rows = np.empty((len(steps), len(STAT_COLUMNS)))
+        rows[:, 0], rows[:, 1:] = steps, stats
+        self.latest.write(block[-1].reshape(shape))
+        self.histograms.extend(histograms)
+        self.stats.extend(rows)  # last: version says "all"
+        return len(steps)
 
 
 class HookCaptures:
@@ -98,14 +252,18 @@ class HookCaptures:
     `cell_for(node_id)` finds the Cell a node compiled to (None if it has none);
     `edge_hook(edge_id, fn)` places a HookBackward on an edge and returns a handle with
     `remove()`. Hooks can be attached and detached at any time, also while training:
-    the engine copies its hook lists before calling them.
+    the engine copies its hook lists before calling them. The captures share one
+    `pace` (see `CapturePace`; `budget` and `clock` are passed to it).
     """
 
     def __init__(self, hooks: list[Hook], cell_for: Callable[[str], Any],
-                 edge_hook: Callable[[str, Callable], Any] | None = None) -> None:  # fmt: skip
+                 edge_hook: Callable[[str, Callable], Any] | None = None, *,
+                 budget: float | None = CAPTURE_BUDGET,
+                 clock: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
         self.captures: dict[str, HookCapture] = {}  # hook id -> its buffers
         self.skipped: dict[str, str] = {}  # hook id -> why it captures nothing
-        self.step = 0  # the step being trained, written by the training thread
+        self.pace = CapturePace(budget, clock)
+        self._step = 0
         self.enabled = True  # off while the session evaluates
         self._cell_for = cell_for
         self._edge_hook = edge_hook
@@ -113,10 +271,30 @@ class HookCaptures:
         for hook in hooks:
             self.attach(hook)
 
+    @property
+    def step(self) -> int:
+        """The step being trained, written by the training thread at the start of each."""
+        return self._step
+
+    @step.setter
+    def step(self, value: int) -> None:
+        self._step = value
+        if self._handles:
+            self.pace.step_started()
+
+    @property
+    def stride(self) -> int:
+        """The session's capture stride (1 until copying costs more than the budget)."""
+        return self.pace.stride
+
+    def summarise(self) -> int:
+        """Summarise every attached capture (see `HookCapture.summarise`); rows added."""
+        return sum(capture.summarise() for capture in list(self.captures.values()))
+
     def attach(self, hook: Hook) -> HookCapture | None:
         """Start capturing for `hook`; None (and the reason in `skipped`) if it can't."""
         self.detach(hook.id)
-        capture = HookCapture(hook)
+        capture = HookCapture(hook, pace=self.pace)
         handle = self._register(capture)
         if isinstance(handle, str):
             self.skipped[hook.id] = handle
@@ -144,7 +322,7 @@ class HookCaptures:
 
         def take(array: Any) -> None:
             if self.enabled:
-                capture.record(self.step, _as_array(array))
+                capture.record(self._step, _as_array(array))
 
         if kind == "hook_backward":
             if self._edge_hook is None:

@@ -273,11 +273,14 @@ def test_hooks_of_the_project_fill_their_buffers_while_training():
         Hook("hook_backward", edge.id),
     ]
     session = TrainingSession(project)
+    session.captures.pace.budget = None  # every step, however slow this machine copies
     assert not session.captures.skipped
     captures = [session.captures.captures[h.id] for h in project.hooks]
     versions = [c.version for c in captures]
     result = session.run()
     steps = result.step
+    assert [c.captured for c in captures] == [steps, steps // 2, steps, steps]
+    assert session.captures.summarise() == steps * 3 + steps // 2  # the reader's part
     assert [len(c.stats) for c in captures] == [steps, steps // 2, steps, steps]
     assert all(c.version > v for c, v in zip(captures, versions, strict=True))
     forward = captures[0]
@@ -290,10 +293,13 @@ def test_hooks_of_the_project_fill_their_buffers_while_training():
     session.captures.detach(project.hooks[0].id)
     added = session.captures.attach(Hook("forward", graph.node_named("dense2").id))
     session.run(steps=1)
+    session.captures.summarise()
+    assert captures[0].captured == steps and captures[0].summarise() == 0
     assert len(captures[0].stats) == steps  # detached: nothing more recorded
     assert len(captures[2].stats) == steps + 1 and len(added.stats) == 1
     session.captures.remove()
     session.run(steps=1)
+    assert captures[2].summarise() == 0
     assert len(captures[2].stats) == steps + 1 and not session.captures.captures
 
 

@@ -1,0 +1,146 @@
+"""Hook captures: the training thread only copies; the reader summarises at its own pace."""
+
+import numpy as np
+import pytest
+
+from app.document import Hook
+from app.session import STAT_COLUMNS, HookCapture, TrainingSession, capture_summary, hook_captures
+from tests.app.session_samples import mlp_project
+
+
+def five_hook_session(**training) -> TrainingSession:
+    project = mlp_project(**training)
+    graph = project.graph
+    dense1, tanh1, dense2 = (graph.node_named(n).id for n in ("dense1", "tanh1", "dense2"))
+    edge = graph.edge_into(dense2, "in")
+    project.hooks = [Hook("forward", dense1), Hook("forward", tanh1), Hook("forward_pre", dense2),
+                     Hook("backward", dense1), Hook("hook_backward", edge.id)]
+    session = TrainingSession(project)
+    session.captures.pace.budget = None  # every step
+    return session
+
+
+def test_training_with_five_hooks_and_no_reader_does_no_summary_work(monkeypatch):
+    calls = []
+    real = capture_summary.summarise_block
+
+    def counted(block, *args, **kwargs):
+        calls.append(len(block))
+        return real(block, *args, **kwargs)
+
+    monkeypatch.setattr(hook_captures, "summarise_block", counted)
+    monkeypatch.setattr(np, "histogram", lambda *a, **k: calls.append("histogram"))
+    session = five_hook_session()
+    session.run(steps=20)
+    captures = list(session.captures.captures.values())
+    assert len(captures) == 5 and calls == []  # only copies so far
+    assert [len(c.stats) for c in captures] == [0] * 5
+    assert session.captures.summarise() == 5 * 20
+    assert calls == [20] * 5  # one block per capture, on the reader's call
+    assert [c.stats.snapshot()[:, 0].tolist() for c in captures] == [list(range(1, 21))] * 5
+
+
+def test_summaries_match_numpy_float64_statistics_of_the_captured_tensors():
+    capture = HookCapture(Hook("forward", "node1"))
+    capture.pace.budget = None
+    rng = np.random.default_rng(0)
+    tensors = [rng.normal(i, 1 + i, size=(16, 8)).astype(np.float32) for i in range(10)]
+    for step, tensor in enumerate(tensors, 1):
+        capture.record(step, tensor)
+    assert capture.summarise() == 10
+    stats, histograms = capture.stats.snapshot(), capture.histograms.snapshot()
+    assert stats.shape == (10, len(STAT_COLUMNS))
+    for row, hist, tensor in zip(stats, histograms, tensors, strict=True):
+        values = tensor.astype(np.float64)
+        expected = [values.mean(), values.std(), values.min(), values.max(),
+                    np.sqrt((values**2).sum())]
+        np.testing.assert_allclose(row[1:], expected, rtol=1e-5, atol=1e-5)
+        counts, _ = np.histogram(values, bins=hist.size - 2, range=(values.min(), values.max()))
+        assert hist[0] == values.min() and hist[1] == values.max()
+        assert np.abs(hist[2:] - counts).sum() <= 2  # float32 bin edges may move a number
+        assert hist[2:].sum() == values.size
+    np.testing.assert_array_equal(capture.latest.snapshot(), tensors[-1])
+
+
+def test_non_finite_numbers_are_left_out_and_the_row_still_appears():
+    capture = HookCapture(Hook("forward", "node1"))
+    tensor = np.array([[1.0, np.nan, 3.0], [np.inf, -np.inf, 5.0]], dtype=np.float32)
+    capture.record(1, tensor)
+    capture.record(2, np.full((2, 3), np.nan, dtype=np.float32))
+    assert capture.summarise() == 2
+    stats, histograms = capture.stats.snapshot(), capture.histograms.snapshot()
+    finite = np.array([1.0, 3.0, 5.0])
+    np.testing.assert_allclose(stats[0, 1:], [finite.mean(), finite.std(), 1, 5,
+                                              np.sqrt((finite**2).sum())], rtol=1e-6)
+    assert histograms[0, 2:].sum() == 3
+    assert stats[1, 0] == 2 and np.isnan(stats[1, 1:]).all() and histograms[1, 2:].sum() == 0
+
+
+def test_a_reader_that_falls_behind_loses_only_the_oldest_steps():
+    capture = HookCapture(Hook("forward", "node1"), slots=8)
+    capture.pace.budget = None
+    for step in range(1, 31):
+        capture.record(step, np.full((2, 2), step, dtype=np.float32))
+    assert capture.pending == 30
+    assert capture.summarise() == 7  # the 8th slot is the one the writer takes next
+    assert capture.stats.snapshot()[:, 0].tolist() == list(range(24, 31))
+    assert capture.stats.snapshot()[:, 1].tolist() == list(range(24, 31))  # each its own copy
+    capture.record(31, np.ones((2, 2), dtype=np.float32))
+    assert capture.summarise() == 1 and capture.summarise() == 0
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_stride_doubles_while_copies_cost_over_the_budget_and_comes_back(monkeypatch):
+    clock = FakeClock()
+    session = five_hook_session(epochs=500)
+    pace = session.captures.pace
+    pace.budget, pace.clock = 0.01, clock
+    copy_cost = [1e-4]  # 5 hooks × 0.1 ms a copy = 50 % of a 1 ms step
+    real_copy = hook_captures._leading_samples
+
+    def slow_copy(array, limit):
+        clock.now += copy_cost[0]  # an expensive copy, on the injected clock
+        return real_copy(array, limit)
+
+    def step_takes_a_millisecond(event):
+        clock.now += 1e-3
+
+    monkeypatch.setattr(hook_captures, "_leading_samples", slow_copy)
+    session.events.subscribe(step_takes_a_millisecond)
+    session.run(steps=300)
+    assert session.captures.stride >= 8
+    capture = next(iter(session.captures.captures.values()))
+    assert capture.stride == session.captures.stride and capture.captured < 300 / 4
+    copied = capture.captured
+    copy_cost[0] = 0.0  # cheap again: the stride comes back down
+    session.run(steps=3000)
+    assert session.captures.stride == 1
+    assert capture.captured > copied + 100
+
+
+def test_detached_hooks_do_no_capture_work():
+    session = five_hook_session()
+    captures = list(session.captures.captures.values())
+    session.run(steps=3)
+    session.captures.remove()
+    session.run(steps=5)
+    assert [c.captured for c in captures] == [3] * 5
+    assert session.captures.summarise() == 0 and sum(c.summarise() for c in captures) == 15
+
+
+@pytest.mark.parametrize("shape", [(70_000,), (40, 3, 32, 32)])
+def test_big_tensors_are_copied_as_their_leading_samples(shape):
+    capture = HookCapture(Hook("forward", "node1"), limit=1 << 14)
+    tensor = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    capture.record(1, tensor)
+    capture.summarise()
+    kept = capture.latest.snapshot()
+    assert kept.size <= 1 << 14
+    np.testing.assert_array_equal(kept.reshape(-1), tensor.reshape(-1)[: kept.size])
