@@ -62,9 +62,8 @@ log = logging.getLogger(__name__)
 EDIT_LOCK = "Training is running: pause or stop it to change the network."
 SETTINGS_LOCK = ("Settings are locked while a run is active (running or paused): stop it to "
                  "change them. The learning rate can be changed at any time.")  # fmt: skip
-TICK_MS = 250  # progress text (4 Hz reads well); the curves poll on their own ~30 Hz timer
-BOUNDARY_TICKS = 1  # the decision boundary at most 4 times a second…
-BOUNDARY_SHARE = 0.03  # …and only while the GUI thread's work stays this share of a core
+TICK_MS = 250  # progress text and the decision boundary; the curves poll at ~30 Hz themselves
+BOUNDARY_SHARE = 0.03  # of one core, for the boundary's redraws while a run streams
 GRID = (120, 120)
 RATE_WINDOW = 2.0  # seconds of steps the steps/s figure averages over
 WAIT_SECONDS = 30.0  # for a run to end after Stop (one step, then the project is written)
@@ -123,7 +122,7 @@ class RunController(QObject):
         self._shown: tuple = ()
         self._epoch_version = -1
         self._rates: deque[tuple[float, int]] = deque()
-        self._ticks = 0
+        self._shown_progress: Progress | None = None
         self._resume_after_save = False
         self._build_views()
         self._build_actions()
@@ -460,7 +459,7 @@ class RunController(QObject):
         session, bridge = self.session, self.bridge
         if session is not None and bridge is not None:
             progress = bridge.latest
-            if progress is not None and progress is not getattr(self, "_shown_progress", None):
+            if progress is not None and progress is not self._shown_progress:
                 self._shown_progress = progress
                 live = session.status != READY  # else the bar says where training stands
                 self.progress.show_progress(progress, session.state.target_epoch,
@@ -469,9 +468,7 @@ class RunController(QObject):
             if epochs.version != self._epoch_version:
                 self._epoch_version = epochs.version
                 self.progress.show_epoch(session.metrics.last_epoch())
-        self._ticks += 1
-        if self._ticks % BOUNDARY_TICKS == 0:
-            self.refresh_boundary()
+        self.refresh_boundary()
 
     def _rate(self, step: int) -> float | None:
         now = time.monotonic()
@@ -583,7 +580,8 @@ class RunController(QObject):
     def _on_run_ended(self, event: TrainingFinished | TrainingFailed) -> None:
         session = self.session
         if session is not None and session.status == READY:
-            session.network.set_train(self.train_mode)  # the trainer put it back; make sure
+            # The trainer put back the mode the run began in; the switch may have moved since.
+            session.network.set_train(self.train_mode)
         self.window.mark_unsaved()
         self._boundary_dirty = True
         self.refresh_boundary()

@@ -45,6 +45,3 @@ class FrameBudget:
             return work(*args)
         finally:
             self.charge(time.thread_time() - start)
-
-    def reset(self) -> None:
-        self._at, self._spent = None, 0.0
