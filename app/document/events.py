@@ -76,6 +76,30 @@ class TrainingChanged:
     new: Any
 
 
+@dataclass(frozen=True)
+class HookAdded:
+    """A hook was attached (`project.hooks[index]` is `hook`)."""
+
+    hook: Any
+    index: int
+
+
+@dataclass(frozen=True)
+class HookRemoved:
+    """A hook was taken away (it was `project.hooks[index]`)."""
+
+    hook: Any
+    index: int
+
+
+@dataclass(frozen=True)
+class HookChanged:
+    """A hook's pane or settings changed (same id and target)."""
+
+    old: Any
+    new: Any
+
+
 GraphEvent = (
     NodeAdded
     | NodeRemoved

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from app.document.events import Events, TrainingChanged
+from app.document.events import Events, HookAdded, HookChanged, HookRemoved, TrainingChanged
 from app.document.graph import Graph
 from app.document.node import ABSENT, DocumentError, check_id, new_id, same_value
 
 NODE_HOOK_KINDS = ("forward_pre", "forward", "backward")  # attached to a node's Cell
-EDGE_HOOK_KINDS = ("hook_backward",)  # a HookBackward placed on an edge
+EDGE_HOOK_KINDS = ("hook_backward",)  # a HookBackward on an edge, or a HookBackward node's
 HOOK_KINDS = NODE_HOOK_KINDS + EDGE_HOOK_KINDS
 
 
@@ -22,8 +22,9 @@ HOOK_KINDS = NODE_HOOK_KINDS + EDGE_HOOK_KINDS
 class Hook:
     """A hook the user attached, and the plot pane showing what it captures.
 
-    `target` is a node id for node kinds and an edge id for `hook_backward`, at any
-    level of the graph. `settings` holds the pane's JSON-able options.
+    `target` is a node id for node kinds; for `hook_backward` an edge id, or the id of
+    a HookBackward node (whose gradient it sees), at any level of the graph. `pane` is
+    the pane's kind of view; `settings` holds its other JSON-able options.
     """
 
     kind: str
@@ -45,7 +46,17 @@ class Hook:
 
     @property
     def on_edge(self) -> bool:
+        """A gradient hook placed on an edge or on a HookBackward node (not a Cell hook)."""
         return self.kind in EDGE_HOOK_KINDS
+
+    @property
+    def gradient(self) -> bool:
+        """It captures gradients (backward kinds), not activations."""
+        return self.kind in ("backward", "hook_backward")
+
+    def with_view(self, pane: str, settings: Mapping[str, Any]) -> Hook:
+        """This hook with another pane view and settings (same id and target)."""
+        return replace(self, pane=pane, settings=dict(settings))
 
 
 @dataclass(eq=False)
@@ -81,6 +92,52 @@ class Project:
             self.training[key] = value
         self.events.emit(TrainingChanged(key, old, value))
 
+    # ---- hooks (the undo commands call these; each tells the project's listeners) --------
+
+    def hook(self, hook_id: str) -> Hook | None:
+        return next((h for h in self.hooks if h.id == hook_id), None)
+
+    def add_hook(self, hook: Hook, index: int | None = None) -> None:
+        """Attach `hook` (at `index` in `hooks`, default last); its target must exist."""
+        if not isinstance(hook, Hook):
+            raise DocumentError(f"A hook must be a Hook, not {type(hook).__name__}.")
+        if self.hook(hook.id) is not None:
+            raise DocumentError(f"There is already a hook with the id {hook.id}.")
+        if hook.target not in self.hook_targets(hook.kind):
+            where = "an edge or a HookBackward node" if hook.on_edge else "a node"
+            raise DocumentError(f"A {hook.kind} hook goes on {where} of the network; "
+                                f"{hook.target} is not one.")  # fmt: skip
+        index = len(self.hooks) if index is None else max(0, min(index, len(self.hooks)))
+        self.hooks.insert(index, hook)
+        self.events.emit(HookAdded(hook, index))
+
+    def remove_hook(self, hook_id: str) -> tuple[Hook, int]:
+        """Take the hook away; returns it and where it was (for an undo)."""
+        for index, hook in enumerate(self.hooks):
+            if hook.id == hook_id:
+                del self.hooks[index]
+                self.events.emit(HookRemoved(hook, index))
+                return hook, index
+        raise DocumentError("That hook is no longer attached.")
+
+    def change_hook(self, hook: Hook) -> Hook:
+        """Replace the hook with the same id (its pane or settings changed); returns the old."""
+        for index, old in enumerate(self.hooks):
+            if old.id == hook.id:
+                if (old.kind, old.target) != (hook.kind, hook.target):
+                    raise DocumentError("A hook keeps its kind and target; add a new one.")
+                self.hooks[index] = hook
+                self.events.emit(HookChanged(old, hook))
+                return old
+        raise DocumentError("That hook is no longer attached.")
+
+    def hook_targets(self, kind: str) -> set[str]:
+        """What a hook of `kind` can be attached to: node ids, or edge and HookBackward ids."""
+        if kind in EDGE_HOOK_KINDS:
+            hook_nodes = {n.id for _, n in self.graph.walk() if n.type == "HookBackward"}
+            return self.edge_ids() | hook_nodes
+        return self.node_ids()
+
     def node_ids(self) -> set[str]:
         """Ids of the nodes at every level of the graph."""
         return {node.id for _, node in self.graph.walk()}
@@ -100,5 +157,6 @@ class Project:
 
     def live_hooks(self) -> list[Hook]:
         """Hooks whose target is still in the graph (what a save writes)."""
-        nodes, edges = self.node_ids(), self.edge_ids()
-        return [h for h in self.hooks if h.target in (edges if h.on_edge else nodes)]
+        targets = {kind: self.hook_targets(kind) for kind in ("forward", "hook_backward")}
+        return [h for h in self.hooks if h.target in targets["hook_backward" if h.on_edge
+                                                             else "forward"]]  # fmt: skip

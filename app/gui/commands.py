@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from app.document import ABSENT, DocumentError, Graph, Node, Project
+from app.document import ABSENT, DocumentError, Graph, Hook, Node, Project
 
 log = logging.getLogger(__name__)
 
@@ -416,3 +416,62 @@ def _show_setting(value: Any) -> str:
                 return _show(str(value[kind]))
         return "{" + ", ".join(f"{k}={_show(v)}" for k, v in value.items()) + "}"
     return _show(value)
+
+
+class HookCommand(DocumentCommand):
+    """Attach (`add=True`) or take away one hook. Not structural: hooks only watch the
+    network, so this works while training (the run attaches or detaches it at once)."""
+
+    structural = False
+
+    def __init__(self, project: Project, hook: Hook, *, add: bool, text: str = "") -> None:
+        what = "hook" if hook.kind != "hook_backward" else "HookBackward"
+        default = f"{'Add' if add else 'Remove'} {hook.kind.replace('_', '-')} {what}"
+        super().__init__(project.graph, (), text or default)
+        self._project, self._hook, self._add = project, hook, add
+        self._index: int | None = None
+
+    @property
+    def hook(self) -> Hook:
+        return self._hook
+
+    def _do(self, graph: Graph) -> None:
+        if self._add:
+            self._project.add_hook(self._hook, self._index)
+        else:
+            self._hook, self._index = self._project.remove_hook(self._hook.id)
+
+    def _undo(self, graph: Graph) -> None:
+        if self._add:
+            self._hook, self._index = self._project.remove_hook(self._hook.id)
+        else:
+            self._project.add_hook(self._hook, self._index)
+
+
+def splice_command(root: Graph, path: Iterable[str], edge_id: str, node: Node,
+                   fit: Callable[[Graph, str, str, str], Mapping[str, Any]] | None = None,
+                   ) -> SnapshotCommand:  # fmt: skip
+    """Put `node` (new) into the edge: src → node's first input, node's first output → dst.
+
+    `fit(graph, src, src_port, node_id)` may give hyper-parameters the new node takes so
+    it accepts what arrives (a Dense's input width). One undoable step; refused (nothing
+    changes) if the node has no input or no output, or a connection is not allowed.
+    """
+    if not node.inputs or not node.outputs:
+        raise DocumentError(f"A {node.type} node has no input and output to put in a "
+                            "connection.")  # fmt: skip
+
+    def edit(graph: Graph) -> Node:
+        edge = graph.edge(edge_id)
+        added = graph.add_node(node)
+        graph.disconnect(edge_id)
+        if fit is not None:
+            wanted = dict(fit(graph, edge.src_node, edge.src_port, added.id))
+            if wanted:
+                graph.set_params(added.id, wanted)
+        graph.connect(edge.src_node, edge.src_port, added.id, added.inputs[0])
+        graph.connect(added.id, added.outputs[0], edge.dst_node, edge.dst_port)
+        return added
+
+    return SnapshotCommand(root, path, f"Insert {node.type} into a connection", edit,
+                           lambda graph, added: f"Insert {added.name} into a connection")

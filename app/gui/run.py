@@ -103,6 +103,8 @@ class SessionBridge(QObject):
 class RunController(QObject):
     """Everything about training one window's project; `session` is None until one can be made."""
 
+    session_changed = Signal()  # `session` was replaced (or dropped)
+
     def __init__(self, window: MainWindow, editor: NodeEditor) -> None:
         super().__init__(window)
         self.window = window
@@ -275,15 +277,19 @@ class RunController(QObject):
         self._epoch_version = -1
         self._set_problem(None)
         self._build_preview(session)
+        self.session_changed.emit()
         return session
 
     def _drop_session(self) -> None:
         if self.bridge is not None:
             self.bridge.close()
             self.bridge.deleteLater()
+        had = self.session is not None
         self.session, self.bridge = None, None
         self._preview, self._preview_params, self._grid = None, {}, None
         self._boundary_dirty = True
+        if had:
+            self.session_changed.emit()
 
     def _idle_session(self) -> TrainingSession | None:
         """The session to start from: the current one if the project is as it was made from."""

@@ -188,6 +188,7 @@ def check_references(data: dict) -> tuple[set[str], set[str]]:
     """Ids unique across the whole project, edges within their graph; returns (nodes, edges)."""
     node_ids: set[str] = set()
     edge_ids: set[str] = set()
+    hook_nodes: set[str] = set()  # HookBackward nodes: a hook_backward hook may name one
     todo = [(data["graph"], "graph")]
     while todo:
         graph, where = todo.pop()
@@ -197,6 +198,8 @@ def check_references(data: dict) -> tuple[set[str], set[str]]:
                 raise SchemaError(f"{where}.nodes[{i}] reuses the id {node['id']}")
             node_ids.add(node["id"])
             here.add(node["id"])
+            if node["type"] == "HookBackward":
+                hook_nodes.add(node["id"])
             if "subgraph" in node:
                 todo.append((node["subgraph"], f"{where}.nodes[{i}].subgraph"))
         for i, edge in enumerate(graph["edges"]):
@@ -208,7 +211,7 @@ def check_references(data: dict) -> tuple[set[str], set[str]]:
                     raise SchemaError(f"{where}.edges[{i}].{end} names a node not in this graph")
     hook_ids: set[str] = set()
     for i, hook in enumerate(data["hooks"]):
-        targets = edge_ids if hook["kind"] in EDGE_HOOK_KINDS else node_ids
+        targets = edge_ids | hook_nodes if hook["kind"] in EDGE_HOOK_KINDS else node_ids
         if hook["target"] not in targets:
             raise SchemaError(f"hooks[{i}].target names nothing in the graph")
         if hook["id"] in hook_ids:

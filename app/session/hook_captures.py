@@ -64,6 +64,11 @@ class LatestArray:
             self._shape = array.shape
             self._version += 1
 
+    def clear(self) -> None:
+        with self._lock:
+            self._buffer, self._shape = None, ()
+            self._version += 1
+
     def snapshot(self) -> np.ndarray | None:
         """A copy of the newest tensor (float32), or None before the first capture."""
         with self._lock:
@@ -155,6 +160,12 @@ class HookCapture:
         self._written = 0  # captures copied so far (the training thread's version)
         self._summarised = 0  # captures the reader has looked at
         self._reading = threading.Lock()  # one reader at a time; the writer never waits
+        self.paused = bool(hook.settings.get("paused", False))  # a paused pane: no copies
+        self.error: str | None = None  # why capturing stopped (a tensor it could not copy)
+        # A pane that asked for every step: the adaptive stride does not apply, and
+        # `spent` (seconds of copying, training-thread time) says what that costs.
+        self.every_step = bool(hook.settings.get("every_step", False))
+        self.spent = 0.0
 
     @property
     def version(self) -> int:
@@ -174,13 +185,13 @@ class HookCapture:
     @property
     def stride(self) -> int:
         """Capture every this many steps: the hook's `every` and the session's pace together."""
-        return math.lcm(self.every, self.pace.stride)
+        return self.every if self.every_step else math.lcm(self.every, self.pace.stride)
 
     # ---- the training thread ---------------------------------------------------------
 
     def record(self, step: int, array: np.ndarray) -> None:
         pace = self.pace
-        if step % self.every or step % pace.stride:
+        if self.paused or step % self.every or (step % pace.stride and not self.every_step):
             return
         start = pace.clock()
         kept = _leading_samples(array, self._limit)
@@ -196,9 +207,30 @@ class HookCapture:
         slots.shapes[i] = kept.shape
         slots.tags[i] = number
         self._written = number + 1
-        pace.spend(pace.clock() - start)
+        spent = pace.clock() - start
+        self.spent += spent
+        pace.spend(spent)
 
     # ---- the reader ------------------------------------------------------------------
+
+    def newest(self) -> np.ndarray | None:
+        """A copy of the newest captured tensor, straight from its slot (no summary), or None."""
+        slots, written = self._slots, self._written
+        if slots is None or not written:
+            return None
+        number = written - 1
+        i = number % slots.slots
+        shape = slots.shapes[i]
+        copy = slots.data[i, : math.prod(shape)].reshape(shape).copy()
+        return copy if slots.tags[i] == number else None  # overwritten while copied
+
+    def clear(self) -> None:
+        """Forget the summaries and what waits to be summarised (a pane's Clear)."""
+        with self._reading:
+            self._summarised = self._written
+            self.histograms.clear()
+            self.latest.clear()
+            self.stats.clear()  # last: version says "all"
 
     def summarise(self) -> int:
         """Summarise the captures copied since the last call; returns how many rows it added.
@@ -321,8 +353,13 @@ class HookCaptures:
         kind, target = capture.hook.kind, capture.hook.target
 
         def take(array: Any) -> None:
-            if self.enabled:
+            if not self.enabled or capture.paused:
+                return
+            try:
                 capture.record(self._step, _as_array(array))
+            except Exception as exc:  # never fail a training step for a view
+                capture.error = f"Capturing stopped: {type(exc).__name__}: {exc}"
+                capture.paused = True
 
         if kind == "hook_backward":
             if self._edge_hook is None:
