@@ -374,7 +374,7 @@ class TrainingCurves(QWidget):
         self._hide_hover()
 
 
-class _LossAxis(pg.AxisItem):
+class LogAxis(pg.AxisItem):
     """A y axis whose log mode labels 1, 2, 5 x 10^k first and the other minor ticks only if
     they fit: pyqtgraph puts all of 0.1 ... 0.9 on one level, always labelled, and in a low
     dock those labels overlap."""
@@ -389,8 +389,9 @@ class _LossAxis(pg.AxisItem):
         return [*levels[:-1], (None, list(minor[first])), (None, list(minor[~first]))]
 
 
-class _PlotView(pg.PlotWidget):
-    """A PlotWidget that charges the CPU time of its painting to a frame budget."""
+class BudgetedPlotWidget(pg.PlotWidget):
+    """A PlotWidget that charges the CPU time of its painting to a frame budget (shared by
+    the live plot views: training curves and hook panes)."""
 
     budget: FrameBudget | None = None
 
@@ -402,8 +403,8 @@ class _PlotView(pg.PlotWidget):
 
 
 def _plot_widget(quantity: str) -> pg.PlotWidget:
-    axes = {"left": _LossAxis("left")} if quantity == "loss" else None
-    view = _PlotView(background="w", axisItems=axes)
+    axes = {"left": LogAxis("left")} if quantity == "loss" else None
+    view = BudgetedPlotWidget(background="w", axisItems=axes)
     adopt_menus(view, view.getPlotItem())
     view.setMinimumSize(100, 110)
     plot = view.getPlotItem()
