@@ -40,7 +40,7 @@ from PySide6.QtWidgets import (
 
 from app.datasets import Dataset
 from app.session import DEFAULTS, LOSSES, OPTIMIZERS, TrainingError, TrainingSettings
-from app.session.settings import check_learning_rate, make_optimizer
+from app.session.settings import HISTORY_STEPS_RANGE, check_learning_rate, make_optimizer
 from engine import nn
 from engine.parameter import Parameter
 from widgets.dataset_form import DatasetForm
@@ -201,6 +201,9 @@ class RunPanel(QWidget):
             ("validation_fraction", "Validation", NumberBox(0.0, 0.99, 0.05),
              "Fraction of the samples held out to check the network (0 for none)."),
             ("seed", "Seed", IntBox(0, MAX_INT), "Fixes the split, the shuffling and the start."),
+            ("history_steps", "History", IntBox(*HISTORY_STEPS_RANGE),
+             "Steps kept exactly at the start and at the end of a run; the middle is a uniform "
+             "sample"),
         )  # fmt: skip
         for key, label, box, tip in looks:
             set_tip(self._add_field(key, box, label), tip)
@@ -266,7 +269,7 @@ class RunPanel(QWidget):
             rate.setText(text)
         clear_refusal(rate)
         self._refused_rate = None
-        for key in ("batch_size", "epochs", "validation_fraction", "seed"):
+        for key in ("batch_size", "epochs", "validation_fraction", "seed", "history_steps"):
             self.fields[key].show_value(self._value(key), DEFAULTS[key])
 
     def _apply_lock(self) -> None:

@@ -105,6 +105,7 @@ def training_lines(project: Project) -> list[str]:
         ("epochs", "epochs", str(settings.epochs)),
         ("validation", "validation_fraction", f"{settings.validation_fraction:.0%} of the samples"),
         ("seed", "seed", str(settings.seed)),
+        ("history", "history_steps", f"first and last {settings.history_steps:,} steps exactly"),
     ]
     for label, key, value in rows:
         default = "  (default)" if key in DEFAULTS and key not in training else ""

@@ -66,7 +66,9 @@ class Project:
     `param_values[node_id][param_name]` keeps Parameter values with the document, so a
     recompile after an edit keeps the trained weights of unchanged nodes. Values of
     nodes no longer in the graph are kept in memory (an undo may bring the node back)
-    but are not saved.
+    but are not saved. `hook_history[hook_id]` is what a hook captured during training
+    (its capture history's state, arrays by name, written by the training session);
+    likewise saved only for hooks still attached.
     """
 
     graph: Graph = field(default_factory=Graph)
@@ -75,6 +77,7 @@ class Project:
     hooks: list[Hook] = field(default_factory=list)
     view: dict[str, Any] = field(default_factory=dict)
     param_values: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    hook_history: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     # TrainingChanged after each `set_training` (the graph has its own `graph.events`).
     events: Events = field(default_factory=Events, repr=False, compare=False)
@@ -154,6 +157,11 @@ class Project:
         """Parameter values of nodes still in the graph (what a save writes)."""
         present = self.node_ids()
         return {nid: dict(v) for nid, v in self.param_values.items() if nid in present and v}
+
+    def live_hook_history(self) -> dict[str, dict[str, np.ndarray]]:
+        """Capture histories of hooks still attached to the graph (what a save writes)."""
+        live = {h.id for h in self.live_hooks()}
+        return {hid: dict(v) for hid, v in self.hook_history.items() if hid in live and v}
 
     def live_hooks(self) -> list[Hook]:
         """Hooks whose target is still in the graph (what a save writes)."""

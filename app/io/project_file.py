@@ -1,7 +1,10 @@
 """Project files (*.cwproj): atomic save, validating load of untrusted files, format migrations.
 
-A project file is a zip holding `project.json` (the layout in project_schema) and
-`params.npz` (one array per `<node id>/<parameter name>`). Loading executes nothing.
+A project file is a zip holding `project.json` (the layout in project_schema),
+`params.npz` (one array per `<node id>/<parameter name>`) and, once hooks captured
+something during training, `captures.npz` (each hook's capture history: one array per
+`<hook id>/<part>`, e.g. `<hook id>/history.npy` and `<hook id>/total.npy`). Loading
+executes nothing.
 """
 
 from __future__ import annotations
@@ -42,11 +45,15 @@ __all__ = [
 
 PROJECT_MEMBER = "project.json"
 PARAMS_MEMBER = "params.npz"
+CAPTURES_MEMBER = "captures.npz"
 MAX_FILE_BYTES = 4 << 30
 MAX_JSON_BYTES = 64 << 20
 MAX_PARAMS_BYTES = 2 << 30
 MAX_PARAM_ARRAYS = 100_000
+MAX_CAPTURES_BYTES = 1 << 30
+MAX_CAPTURE_ARRAYS = 10_000
 _PARAM_MEMBER = re.compile(r"([0-9A-Za-z_-]{1,64})/([A-Za-z_][A-Za-z0-9_.]{0,127})\.npy")
+_CAPTURE_MEMBER = re.compile(r"([0-9A-Za-z_-]{1,64})/([a-z_]{1,32})\.npy")
 
 
 class ProjectFileError(Exception):
@@ -97,6 +104,7 @@ def save_project(project: Project, path: str | os.PathLike[str]) -> None:
     target = Path(os.path.realpath(path))  # through a symlink: replace the file it names
     text = _encode(project, target.name)
     arrays = _arrays(project, target.name)
+    captures = _capture_arrays(project, target.name)
     tmp = None
     try:
         fd, tmp = _create_beside(target)
@@ -106,6 +114,10 @@ def save_project(project: Project, path: str | os.PathLike[str]) -> None:
                 # Stored, not deflated: weights hardly compress, and a ratio check stays tight.
                 with zf.open(_entry(PARAMS_MEMBER, zipfile.ZIP_STORED), "w", force_zip64=True) as m:
                     np.savez(m, **arrays)
+                if captures:  # stored too: a steady history would look like a zip bomb
+                    entry = _entry(CAPTURES_MEMBER, zipfile.ZIP_STORED)
+                    with zf.open(entry, "w", force_zip64=True) as m:
+                        np.savez(m, **captures)
             f.flush()
             os.fsync(f.fileno())
         _copy_mode(target, tmp)
@@ -154,6 +166,29 @@ def _arrays(project: Project, name: str) -> dict[str, np.ndarray]:
                     f"Can't save '{name}': Parameter {param!r} holds {array.dtype}, not numbers."
                 )
             arrays[key] = array
+    return arrays
+
+
+def _capture_arrays(project: Project, name: str) -> dict[str, np.ndarray]:
+    arrays = {}
+    for hook_id, state in project.live_hook_history().items():
+        for part, value in state.items():
+            key = f"{hook_id}/{part}"
+            array = np.asarray(value)
+            if not _CAPTURE_MEMBER.fullmatch(f"{key}.npy"):
+                raise ProjectFileError(f"Can't save '{name}': {part!r} can't name a capture part.")
+            if array.dtype.kind not in NUMERIC_KINDS or array.dtype.fields is not None:
+                raise ProjectFileError(
+                    f"Can't save '{name}': a hook's capture history holds {array.dtype}, "
+                    "not numbers."
+                )
+            arrays[key] = array
+    size = sum(a.nbytes + 512 for a in arrays.values())  # 512: a member's headers, at most
+    if size > MAX_CAPTURES_BYTES:  # never write a file that load_project would refuse
+        raise ProjectFileError(
+            f"Can't save '{name}': its hooks' capture histories need {size:,} bytes (at most "
+            f"{MAX_CAPTURES_BYTES:,}); remove some hooks or lower the History setting."
+        )
     return arrays
 
 
@@ -209,12 +244,16 @@ def load_project(path: str | os.PathLike[str]) -> Project:
     except DocumentError as exc:
         raise ProjectFileError(f"'{name}' holds a graph that is not valid: {exc}") from None
     project.param_values = _parse_params(members[PARAMS_MEMBER], node_ids, name)
+    if CAPTURES_MEMBER in members:
+        hook_ids = {hook.id for hook in project.hooks}
+        project.hook_history = _parse_captures(members[CAPTURES_MEMBER], hook_ids, name)
     return project
 
 
 def _read_members(path: Path) -> dict[str, bytes]:
-    caps = {PROJECT_MEMBER: MAX_JSON_BYTES, PARAMS_MEMBER: MAX_PARAMS_BYTES}
-    limits = Limits(total_bytes=MAX_JSON_BYTES + MAX_PARAMS_BYTES, members=len(caps))
+    caps = {PROJECT_MEMBER: MAX_JSON_BYTES, PARAMS_MEMBER: MAX_PARAMS_BYTES,
+            CAPTURES_MEMBER: MAX_CAPTURES_BYTES}  # fmt: skip
+    limits = Limits(total_bytes=sum(caps.values()), members=len(caps))
     try:
         with open(path, "rb") as f:
             if os.fstat(f.fileno()).st_size > MAX_FILE_BYTES:
@@ -299,3 +338,25 @@ def _parse_params(raw: bytes, node_ids: set[str], name: str) -> dict[str, dict[s
     except ArchiveError as exc:
         raise ProjectFileError(f"'{name}' has damaged Parameter values: {exc}.") from None
     return values
+
+
+def _parse_captures(raw: bytes, hook_ids: set[str], name: str) -> dict[str, dict[str, np.ndarray]]:
+    """Each hook's capture history as arrays by part; whether the parts fit together is
+    the session's to check (a capture whose history does not fit starts afresh)."""
+
+    def cap(member: str) -> int | None:
+        return MAX_CAPTURES_BYTES if _CAPTURE_MEMBER.fullmatch(member) else None
+
+    histories: dict[str, dict[str, np.ndarray]] = {}
+    try:
+        arrays = read_zip(io.BytesIO(raw), cap, Limits(MAX_CAPTURES_BYTES, MAX_CAPTURE_ARRAYS))
+        for member, data in arrays.items():
+            hook_id, part = _CAPTURE_MEMBER.fullmatch(member).groups()
+            if hook_id not in hook_ids:
+                raise ArchiveError(f"it holds a history for a hook ({hook_id}) the project has not")
+            histories.setdefault(hook_id, {})[part] = read_npy(data)
+    except ArchiveError as exc:
+        raise ProjectFileError(
+            f"'{name}' has damaged hook captures ({CAPTURES_MEMBER}): {exc}."
+        ) from None
+    return histories

@@ -16,6 +16,7 @@ from app.session.events import (
     TrainingResumed,
     TrainingStarted,
 )
+from app.session.history import HISTORY_STEPS, History
 from app.session.hook_captures import (
     HISTOGRAM_BINS,
     STAT_COLUMNS,
@@ -26,7 +27,6 @@ from app.session.hook_captures import (
 )
 from app.session.metrics import EPOCH_COLUMNS, STEP_COLUMNS, Metrics
 from app.session.progress import OPTIMIZER_PREFIX, TrainingState, is_optimizer_entry
-from app.session.ring_buffer import RingBuffer
 from app.session.session import PAUSED, READY, RUNNING, STOPPING, TrainingSession
 from app.session.settings import (
     DEFAULTS,
@@ -59,13 +59,14 @@ __all__ = [
     "CapturePace",
     "EpochEnded",
     "EpochMetrics",
+    "HISTORY_STEPS",
+    "History",
     "HookCapture",
     "HookCaptures",
     "LatestArray",
     "Metrics",
     "ParameterSnapshot",
     "Progress",
-    "RingBuffer",
     "TrainingError",
     "TrainingEvent",
     "TrainingFailed",

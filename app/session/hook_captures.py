@@ -5,36 +5,49 @@ only a copy of the tensor (its leading samples, at most `SLOT_LIMIT` numbers) in
 next of `RING_SLOTS` preallocated float32 slots, tagged with its step, and a counter
 bump: no statistics, no lock, no Qt. The reader — a plot pane's GUI timer at display
 rate — calls `summarise()`, which turns the slots written since it last looked into one
-row of statistics and one histogram each (the `stats` and `histograms` ring buffers)
-and refreshes `latest` (the newest tensor, for heatmaps); panes then poll `version`.
+row of statistics and one histogram each and refreshes `latest` (the newest tensor, for
+heatmaps); panes then poll `version`.
+
+The rows go into one `History` (the first `history` captures exactly, a uniform sample
+of the middle, the last `history`), which `stats` and `histograms` show column by
+column, so their rows stay aligned by step. So that a slow reader never loses the
+start, a capture among the first `history` is not overwritten before it is summarised:
+the newer capture is dropped instead. Hidden health captures (ids starting with
+`health.PREFIX`) only read `newest()` and are never held like that.
 
 The copies cost the training thread time, so `CapturePace` watches them: when they
 take more than `budget` (1 %) of the step time, the capture stride doubles (and halves
-again once they are well under); `HookCaptures.stride` says where it stands. Captures
-are skipped while the session evaluates.
+again once they are well under), but never so far that fewer than `MIN_CAPTURE_RATE`
+captures a second arrive; `HookCaptures.stride` says where it stands. Captures are
+skipped while the session evaluates.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from app.document import Hook
 from app.session.capture_summary import HISTOGRAM_BINS, summarise_block
-from app.session.ring_buffer import RingBuffer
+from app.session.health import PREFIX as HEALTH_PREFIX
+from app.session.history import HISTORY_STEPS, History, HistoryColumns, thin_state
 
 STAT_COLUMNS = ("step", "mean", "std", "min", "max", "norm")
-HISTORY_CAPACITY = 5_000
+HISTORY_WIDTH = len(STAT_COLUMNS) + 2 + HISTOGRAM_BINS  # stats, then min, max, counts…
 LATEST_LIMIT = 1 << 16  # numbers kept of the newest tensor (leading samples of a big batch)
 RING_SLOTS = 64  # captured copies waiting for the reader
 SLOT_LIMIT = 1 << 14  # numbers copied per capture (leading samples of a big batch)
 CAPTURE_BUDGET = 0.01  # share of the step time the copies may take before the stride grows
 MAX_STRIDE = 1 << 12
+MIN_CAPTURE_RATE = 30.0  # captures a second the stride never goes below (fresh frames)
+READ_INTERVAL = 0.1  # seconds between two summaries by the GUI (app.gui.hooks.TICK_MS)
+SAVED_ROWS = 30_000  # most rows of one capture history in a project (~10 MB)
 PACE_WINDOW = 16  # steps (at least; 4 strides) between two looks at the copies' cost
 
 __all__ = ["HISTOGRAM_BINS", "STAT_COLUMNS", "CapturePace", "HookCapture", "HookCaptures",
@@ -84,7 +97,11 @@ class CapturePace:
     The training thread calls `step_started()` at each step and `spend(seconds)` after
     each copy. Every `PACE_WINDOW` steps (at least 4 strides) the share of time spent
     copying decides: over `budget`, the stride doubles; under a quarter of it (so still
-    under half after halving), it halves. `budget=None` keeps the stride at 1. `clock`
+    under half after halving), it halves. With `read_interval` set (the GUI reads that
+    often), it is at least what keeps the captures between two reads within half the
+    slots. Whatever the share, the stride stays at most
+    the measured steps per second over `MIN_CAPTURE_RATE` (a power of two), so every
+    displayed frame still gets fresh data. `budget=None` keeps the stride at 1. `clock`
     can be injected (tests).
     """
 
@@ -94,6 +111,8 @@ class CapturePace:
         self.clock = clock
         self.stride = 1
         self.share = 0.0  # of the step time spent copying, in the last window
+        self.rate = 0.0  # steps a second, in the last window
+        self.read_interval: float | None = None  # seconds between reads, if a reader says
         self._spent = 0.0
         self._steps = 0
         self._since: float | None = None
@@ -111,14 +130,38 @@ class CapturePace:
             return
         elapsed = now - self._since
         self.share = self._spent / elapsed if elapsed > 0 else 0.0
-        budget = self.budget
+        self.rate = self._steps / elapsed if elapsed > 0 else math.inf
+        budget, most = self.budget, _stride_limit(self.rate)
         if budget is None:
             self.stride = 1
-        elif self.share > budget and self.stride < MAX_STRIDE:
+        elif self.share > budget and self.stride < most:
             self.stride *= 2
         elif self.share < budget / 4 and self.stride > 1:
             self.stride //= 2
+        if self.read_interval is not None:  # a reader looks this often (the GUI's tick):
+            # no more captures between two reads than half the slots hold, so the rows
+            # are evenly spaced rather than bursts of consecutive steps and gaps.
+            floor = _stride_floor(self.rate, self.read_interval, RING_SLOTS // 2)
+            self.stride = max(self.stride, floor)
+        self.stride = min(self.stride, most)  # the steps slowed down: capture more often
         self._since, self._spent, self._steps = now, 0.0, 0
+
+
+def _stride_floor(rate: float, interval: float, per_read: int) -> int:
+    """The smallest power-of-two stride that captures at most `per_read` times between two
+    reads `interval` seconds apart."""
+    if not rate < math.inf:
+        return 1
+    need = rate * interval / per_read
+    return min(MAX_STRIDE, 1 << max(math.ceil(math.log2(need)), 0)) if need > 1 else 1
+
+
+def _stride_limit(rate: float) -> int:
+    """The largest power-of-two stride that still captures `MIN_CAPTURE_RATE` times a second."""
+    if not rate < math.inf:
+        return MAX_STRIDE
+    most = int(rate / MIN_CAPTURE_RATE)
+    return min(MAX_STRIDE, 1 << (most.bit_length() - 1)) if most > 1 else 1
 
 
 class _Slots:
@@ -141,17 +184,21 @@ class HookCapture:
 
     Only the last `slots` captures wait for the reader: if it falls further behind, the
     older captures are overwritten and never summarised (their steps have no rows: the
-    stride is then effectively larger).
+    stride is then effectively larger) — except the first `history` captures, which wait
+    for it (newer captures are dropped meanwhile, counted in `dropped`), so the history
+    always begins at the first captured step.
     """
 
-    def __init__(self, hook: Hook, capacity: int = HISTORY_CAPACITY, *,
+    def __init__(self, hook: Hook, history: int = HISTORY_STEPS, *,
                  slots: int = RING_SLOTS, limit: int = SLOT_LIMIT,
                  pace: CapturePace | None = None) -> None:  # fmt: skip
         self.hook = hook
         every = hook.settings.get("every", 1)
         self.every = every if isinstance(every, int) and every >= 1 else 1
-        self.stats = RingBuffer(capacity, len(STAT_COLUMNS))
-        self.histograms = RingBuffer(capacity, 2 + HISTOGRAM_BINS)  # min, max, counts…
+        # One row per summarised capture: STAT_COLUMNS, then the histogram (min, max, counts…).
+        self.history = History(history, HISTORY_WIDTH)
+        self.stats = HistoryColumns(self.history, 0, len(STAT_COLUMNS))
+        self.histograms = HistoryColumns(self.history, len(STAT_COLUMNS), HISTORY_WIDTH)
         self.latest = LatestArray()
         self.pace = pace if pace is not None else CapturePace()
         self._slot_count = slots
@@ -159,6 +206,9 @@ class HookCapture:
         self._slots: _Slots | None = None
         self._written = 0  # captures copied so far (the training thread's version)
         self._summarised = 0  # captures the reader has looked at
+        # Captures numbered below this are kept until summarised: the history's head.
+        self._protected = 0 if hook.id.startswith(HEALTH_PREFIX) else history
+        self.dropped = 0  # captures not copied: the slot held a capture of the head
         self._reading = threading.Lock()  # one reader at a time; the writer never waits
         self.paused = bool(hook.settings.get("paused", False))  # a paused pane: no copies
         self.error: str | None = None  # why capturing stopped (a tensor it could not copy)
@@ -170,7 +220,7 @@ class HookCapture:
     @property
     def version(self) -> int:
         """Changes whenever the summaries (stats, histograms, latest) changed."""
-        return self.stats.version
+        return self.history.version
 
     @property
     def captured(self) -> int:
@@ -193,13 +243,17 @@ class HookCapture:
         pace = self.pace
         if self.paused or step % self.every or (step % pace.stride and not self.every_step):
             return
+        number, slots = self._written, self._slots
+        if slots is not None and self._summarised < self._protected:
+            held = slots.tags[number % slots.slots]
+            if self._summarised <= held < self._protected:  # the head waits for the reader
+                self.dropped += 1
+                return
         start = pace.clock()
         kept = _leading_samples(array, self._limit)
         size = kept.size
-        slots = self._slots
         if slots is None or slots.data.shape[1] < size:
             slots = self._slots = _Slots(self._slot_count, size)  # once per larger shape
-        number = self._written
         i = number % slots.slots
         slots.tags[i] = -1  # a reader copying this slot now will drop what it copied
         slots.data[i, :size].reshape(kept.shape)[...] = kept
@@ -225,25 +279,39 @@ class HookCapture:
         return copy if slots.tags[i] == number else None  # overwritten while copied
 
     def clear(self) -> None:
-        """Forget the summaries and what waits to be summarised (a pane's Clear)."""
+        """Forget the summaries and what waits to be summarised (a pane's Clear); the
+        history starts again, its head kept from the next capture on."""
         with self._reading:
-            self._summarised = self._written
-            self.histograms.clear()
+            self._summarised = written = self._written
+            if self._protected:
+                self._protected = written + self.history.head
             self.latest.clear()
-            self.stats.clear()  # last: version says "all"
+            self.history.clear()  # last: version says "all"
+
+    def saved_state(self) -> dict[str, np.ndarray]:
+        """The history's state as a project keeps it (at most `SAVED_ROWS` rows)."""
+        return thin_state(self.history.state(), SAVED_ROWS)
+
+    def restore(self, state: Mapping[str, np.ndarray]) -> None:
+        """Go on from a saved history (`History.state()`); ValueError if it is damaged."""
+        with self._reading:
+            self.history.restore(state)
+            if self._protected:  # what the head still lacks, from the next capture on
+                self._protected = self._written + max(self.history.head - self.history.total, 0)
 
     def summarise(self) -> int:
         """Summarise the captures copied since the last call; returns how many rows it added.
 
-        Call at display rate (a pane's timer), not per step. Of the captures waiting,
-        the `slots - 1` newest are summarised; older ones were overwritten and are lost.
+        Call at display rate (a pane's timer), not per step. Of the captures waiting, the
+        `slots` newest are summarised; older ones were overwritten and are lost (never
+        one of the history's head: those wait, see `record`).
         """
         with self._reading:
             slots, written = self._slots, self._written
             if slots is None or written == self._summarised:
                 return 0
-            first = max(self._summarised, written - slots.slots + 1)  # next slot may be in use
-            self._summarised = written
+            # A slot being rewritten meanwhile fails the tag check and is left out.
+            first = max(self._summarised, written - slots.slots)
             added = 0
             group: list[tuple[int, int]] = []  # (capture number, slot) of one size
             for number in range(first, written):
@@ -256,6 +324,7 @@ class HookCapture:
                 group.append((number, i))
             if group:
                 added += self._summarise_group(slots, group)
+            self._summarised = written  # only now: until copied, the head's slots are kept
             return added
 
     def _summarise_group(self, slots: _Slots, group: list[tuple[int, int]]) -> int:
@@ -270,11 +339,11 @@ class HookCapture:
             if not steps:
                 return 0
         stats, histograms = summarise_block(block)
-        rows = np.empty((len(steps), len(STAT_COLUMNS)))
-        rows[:, 0], rows[:, 1:] = steps, stats
+        rows = np.empty((len(steps), HISTORY_WIDTH))
+        rows[:, 0], rows[:, 1 : len(STAT_COLUMNS)] = steps, stats
+        rows[:, len(STAT_COLUMNS) :] = histograms
         self.latest.write(block[-1].reshape(shape))
-        self.histograms.extend(histograms)
-        self.stats.extend(rows)  # last: version says "all"
+        self.history.extend(rows)  # last: version says "all"
         return len(steps)
 
 
@@ -285,16 +354,23 @@ class HookCaptures:
     `edge_hook(edge_id, fn)` places a HookBackward on an edge and returns a handle with
     `remove()`. Hooks can be attached and detached at any time, also while training:
     the engine copies its hook lists before calling them. The captures share one
-    `pace` (see `CapturePace`; `budget` and `clock` are passed to it).
+    `pace` (see `CapturePace`; `budget` and `clock` are passed to it). Each capture
+    keeps `history` steps exactly at its start and end; `saved` maps hook ids to
+    histories saved with the project (`History.state()`), which a capture attached for
+    that hook goes on from (a damaged one is dropped: the capture starts afresh).
     """
 
     def __init__(self, hooks: list[Hook], cell_for: Callable[[str], Any],
                  edge_hook: Callable[[str, Callable], Any] | None = None, *,
                  budget: float | None = CAPTURE_BUDGET,
-                 clock: Callable[[], float] = time.perf_counter) -> None:  # fmt: skip
+                 clock: Callable[[], float] = time.perf_counter,
+                 history: int = HISTORY_STEPS,
+                 saved: Mapping[str, Mapping[str, np.ndarray]] | None = None) -> None:  # fmt: skip
         self.captures: dict[str, HookCapture] = {}  # hook id -> its buffers
         self.skipped: dict[str, str] = {}  # hook id -> why it captures nothing
         self.pace = CapturePace(budget, clock)
+        self.history_steps = history
+        self._saved = dict(saved or {})  # each used once, by the first capture of its hook
         self._step = 0
         self.enabled = True  # off while the session evaluates
         self._cell_for = cell_for
@@ -326,7 +402,11 @@ class HookCaptures:
     def attach(self, hook: Hook) -> HookCapture | None:
         """Start capturing for `hook`; None (and the reason in `skipped`) if it can't."""
         self.detach(hook.id)
-        capture = HookCapture(hook, pace=self.pace)
+        capture = HookCapture(hook, self.history_steps, pace=self.pace)
+        saved = self._saved.pop(hook.id, None)
+        if saved is not None:  # damaged: nice to have, not worth refusing to capture for
+            with contextlib.suppress(ValueError):
+                capture.restore(saved)
         handle = self._register(capture)
         if isinstance(handle, str):
             self.skipped[hook.id] = handle

@@ -7,9 +7,10 @@
     session.wait()                              # the TrainingFinished / TrainingFailed event
 
 When a run ends — finished, stopped, or failed — the session writes the weights, the
-optimizer state, the shuffle and RNG position and the metric history into the
-project (`store()`), before it tells its listeners; saving the project then keeps
-all of it, and a new session on the reopened project continues where this one ended.
+optimizer state, the shuffle and RNG position, the metric history and each hook's
+capture history into the project (`store()`), before it tells its listeners; saving the
+project then keeps all of it, and a new session on the reopened project continues where
+this one ended.
 """
 
 from __future__ import annotations
@@ -89,18 +90,21 @@ class TrainingSession:
         owner = self.compiled.parameter_owner
         if restart:
             clear_optimizer(project.param_values)
+            project.hook_history.clear()
         elif self.state.optimizer and not restore_optimizer(
             self.optimizer, self.state.optimizer, owner, project.param_values
         ):
             self.state.optimizer = None  # another optimizer type: its state starts over
         self.events = Events()
-        self.metrics = Metrics()
+        self.metrics = Metrics(self.settings.history_steps)
         try:
             self.metrics.load_json(saved.get("history"))
         except ValueError:
             self.metrics.clear()  # curves are nice to have; a damaged history starts afresh
-        self.captures = HookCaptures(project.live_hooks(), self.compiled.cells.get,
-                                     self.compiled.edge_hooks.set)  # fmt: skip
+        self.captures = HookCaptures(
+            project.live_hooks(), self.compiled.cells.get, self.compiled.edge_hooks.set,
+            history=self.settings.history_steps, saved=None if restart else project.hook_history,
+        )  # fmt: skip
         self.snapshot = ParameterSnapshot(self.compiled.parameters().items())
         self._trainer = Trainer(
             self.network, self.loss_fn, self.optimizer, self.train_set, self.val_set,
@@ -337,7 +341,7 @@ class TrainingSession:
             raise TrainingError(f"Can't {what} while training runs; pause or stop it first.")
 
     def store(self, project: Project | None = None) -> None:
-        """Write weights, optimizer state, progress and history into `project` (default: ours).
+        """Write weights, optimizer state, progress and histories into `project` (default: ours).
 
         Runs on its own at the end of every run; call it yourself only while paused or idle.
         """
@@ -350,5 +354,14 @@ class TrainingSession:
         state = self.state.to_json()
         state["history"] = self.metrics.to_json()
         project.training["state"] = state
+        # Each project hook's capture history; a hook this session does not capture
+        # (yet) keeps what the project had. The health overlay's hidden hooks are no
+        # project hooks and are not saved.
+        histories = {hook_id: saved for hook_id, saved in project.hook_history.items()
+                     if project.hook(hook_id) is not None}  # fmt: skip
+        for hook_id, capture in list(self.captures.captures.items()):
+            if project.hook(hook_id) is not None:
+                histories[hook_id] = capture.saved_state()
+        project.hook_history = histories
         project.training["learning_rate"] = self._trainer.learning_rate
 

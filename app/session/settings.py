@@ -7,10 +7,12 @@
                 | {"npz": "data.npz", "x_key": "x", "y_key": "y"},
      "loss": "CrossEntropyLoss", "optimizer": "Adam", "optimizer_options": {},
      "learning_rate": 0.01, "batch_size": 32, "epochs": 10,
-     "validation_fraction": 0.2, "seed": 0,
+     "validation_fraction": 0.2, "seed": 0, "history_steps": 2000,
      "state": {...}}    # progress written by the session, see app.session.progress
 
-A relative CSV/NPZ path is read from the project file's folder.
+A relative CSV/NPZ path is read from the project file's folder. `history_steps` is how
+many steps every curve and hook capture keeps exactly at the start and at the end of a
+run; the middle is a uniform sample of as many (see app.session.history).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from app.datasets import Dataset, DatasetError, load_csv, load_npz, make_builtin
+from app.session.history import HISTORY_STEPS
 from engine import nn
 
 LOSSES = ("CrossEntropyLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
@@ -29,8 +32,9 @@ LOSSES = ("CrossEntropyLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
 OPTIMIZERS = ("SGD", "Momentum", "Adam", "AdamW")
 SETTING_KEYS = (
     "dataset", "loss", "optimizer", "optimizer_options", "learning_rate", "batch_size",
-    "epochs", "validation_fraction", "seed", "state",
+    "epochs", "validation_fraction", "seed", "history_steps", "state",
 )  # fmt: skip
+HISTORY_STEPS_RANGE = (100, 1_000_000)
 DEFAULTS: dict[str, Any] = {
     "optimizer": "Adam",
     "learning_rate": 0.01,
@@ -38,6 +42,7 @@ DEFAULTS: dict[str, Any] = {
     "epochs": 10,
     "validation_fraction": 0.2,
     "seed": 0,
+    "history_steps": HISTORY_STEPS,
 }
 
 
@@ -58,6 +63,7 @@ class TrainingSettings:
     epochs: int = DEFAULTS["epochs"]
     validation_fraction: float = DEFAULTS["validation_fraction"]
     seed: int = DEFAULTS["seed"]
+    history_steps: int = DEFAULTS["history_steps"]
 
     @classmethod
     def from_project(cls, training: Mapping[str, Any]) -> TrainingSettings:
@@ -83,6 +89,7 @@ class TrainingSettings:
         _whole(self.batch_size, "batch size", 1)
         _whole(self.epochs, "number of epochs", 1)
         _whole(self.seed, "seed", 0)
+        check_history_steps(self.history_steps)
         fraction = self.validation_fraction
         if not _number(fraction) or not 0.0 <= fraction < 1.0:
             raise TrainingError(
@@ -104,6 +111,17 @@ def check_learning_rate(value: Any) -> float:
     if not _number(value) or not value > 0 or not math.isfinite(value):
         raise TrainingError(f"The learning rate must be a number above 0, not {value!r}.")
     return float(value)
+
+
+def check_history_steps(value: Any) -> int:
+    """The history setting, or TrainingError if it is not a whole number in range."""
+    low, high = HISTORY_STEPS_RANGE
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise TrainingError(
+            f"The history (steps kept exactly at the start and at the end of a run) must be "
+            f"a whole number from {low:,} to {high:,}, not {value!r}."
+        )
+    return value
 
 
 def load_dataset(spec: str | Mapping[str, Any], folder: Path | None = None) -> Dataset:

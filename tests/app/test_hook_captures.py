@@ -5,6 +5,7 @@ import pytest
 
 from app.document import Hook
 from app.session import STAT_COLUMNS, HookCapture, TrainingSession, capture_summary, hook_captures
+from app.session.hook_captures import CapturePace
 from tests.app.session_samples import mlp_project
 
 
@@ -77,14 +78,16 @@ def test_non_finite_numbers_are_left_out_and_the_row_still_appears():
 
 
 def test_a_reader_that_falls_behind_loses_only_the_oldest_steps():
-    capture = HookCapture(Hook("forward", "node1"), slots=8)
+    # A capture not held for a history's head (the health overlay's; see test_history for
+    # the head, which waits for the reader).
+    capture = HookCapture(Hook("forward", "node1", id="health-f-node1"), slots=8)
     capture.pace.budget = None
     for step in range(1, 31):
         capture.record(step, np.full((2, 2), step, dtype=np.float32))
     assert capture.pending == 30
-    assert capture.summarise() == 7  # the 8th slot is the one the writer takes next
-    assert capture.stats.snapshot()[:, 0].tolist() == list(range(24, 31))
-    assert capture.stats.snapshot()[:, 1].tolist() == list(range(24, 31))  # each its own copy
+    assert capture.summarise() == 8  # the newest 8 (slots rewritten meanwhile drop out)
+    assert capture.stats.snapshot()[:, 0].tolist() == list(range(23, 31))
+    assert capture.stats.snapshot()[:, 1].tolist() == list(range(23, 31))  # each its own copy
     capture.record(31, np.ones((2, 2), dtype=np.float32))
     assert capture.summarise() == 1 and capture.summarise() == 0
 
@@ -111,6 +114,7 @@ def test_the_stride_doubles_while_copies_cost_over_the_budget_and_comes_back(mon
 
     def step_takes_a_millisecond(event):
         clock.now += 1e-3
+        session.captures.summarise()  # a reader (off the clock), so the head never waits
 
     monkeypatch.setattr(hook_captures, "_leading_samples", slow_copy)
     session.events.subscribe(step_takes_a_millisecond)
@@ -144,3 +148,19 @@ def test_big_tensors_are_copied_as_their_leading_samples(shape):
     kept = capture.latest.snapshot()
     assert kept.size <= 1 << 14
     np.testing.assert_array_equal(kept.reshape(-1), tensor.reshape(-1)[: kept.size])
+
+
+def test_with_a_reader_ten_times_a_second_captures_are_spaced_to_fit_half_the_slots():
+    clock = FakeClock()
+    pace = CapturePace(budget=0.01, clock=clock)  # copies cost nothing here
+    for _ in range(200):  # 3,000 steps a second
+        pace.step_started()
+        clock.now += 1 / 3000
+    assert pace.stride == 1  # no reader said how often it reads: every step
+    pace.read_interval = 0.1
+    for _ in range(200):
+        pace.step_started()
+        clock.now += 1 / 3000
+    # 300 steps between two reads, at most 32 captures: every 16th step (a power of two),
+    # still far more often than 30 captures a second.
+    assert pace.stride == 16

@@ -9,6 +9,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.session import EPOCH_COLUMNS, STEP_COLUMNS, EpochMetrics, Metrics
+from app.session.history import HISTORY_STEPS
 from widgets.plots import TrainingCurves
 from widgets.plots.curves import POLL_INTERVAL_MS
 
@@ -119,12 +120,15 @@ def test_a_regression_shows_a_note_instead_of_accuracy(curves, qtbot):
     assert curves.accuracy_shown and curves.accuracy_view.isVisible()
 
 
-def test_only_the_newest_rows_of_a_full_ring_buffer_are_drawn(curves):
-    metrics = make_metrics(steps=25, per_epoch=5, step_capacity=10)
+def test_a_long_run_draws_its_first_and_last_steps_exactly_and_a_sample_between(curves):
+    metrics = make_metrics(steps=1000, per_epoch=5, history_steps=100)
     curves.set_metrics(metrics)
     curves.poll()
     x, _ = data(curves.curves["loss"])
-    np.testing.assert_array_equal(x, np.arange(16, 26))
+    assert len(x) == 300 and np.all(np.diff(x) > 0)  # in step order
+    np.testing.assert_array_equal(x[:100], np.arange(1, 101))  # the start, every step
+    np.testing.assert_array_equal(x[-100:], np.arange(901, 1001))  # the end, every step
+    assert len(set(x[100:200]) & set(range(101, 901))) == 100  # a sample of the middle
 
 
 def test_a_new_session_replaces_the_curves_and_none_clears_them(curves):
@@ -250,6 +254,7 @@ def test_fifty_thousand_rows_redraw_without_stalling(curves, qtbot, qapp):
     per_redraw = (time.perf_counter() - started) / 10
     assert per_redraw < 0.5  # sanity only: ~5 ms here; a stall would be seconds
     x, _ = curves.curves["loss"].getOriginalDataset()
-    assert len(x) == 50_000  # the ring buffer's capacity: the oldest rows are gone
+    assert len(x) == 3 * HISTORY_STEPS  # the first and last steps, a sample between
+    assert x[0] == 1 and x[-1] == 50_010
     shown, _ = data(curves.curves["loss"])
     assert len(shown) < len(x)  # drawn downsampled to the plot's width
