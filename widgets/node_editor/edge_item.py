@@ -83,6 +83,10 @@ class EdgeItem(QGraphicsPathItem):
         self._span = abs(end.x() - start.x()) + abs(end.y() - start.y())
         self._show_label()
 
+    def midpoint(self) -> QPointF:
+        """Halfway along the curve (where the shape label and the edge's probes sit)."""
+        return self.path().pointAtPercent(0.5)
+
     def set_shape_text(self, text: str, visible: bool) -> None:
         self._shape_text, self._details = text, visible
         self.label.set_text(text, self.path().pointAtPercent(0.5))

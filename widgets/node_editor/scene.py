@@ -3,10 +3,13 @@
 The scene reads the document and listens to it through a weak subscription; it
 never writes it. Shape labels and node errors are re-inferred once per burst of
 events (a timer coalesces the hundreds of events a paste or an undo may emit).
+Hook probes and health badges are given for the whole network and kept across
+levels: the scene draws those whose node or edge is on the level shown.
 """
 
 from __future__ import annotations
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QBrush
 from PySide6.QtWidgets import QGraphicsScene
@@ -27,14 +30,19 @@ from widgets.node_editor import style
 from widgets.node_editor.edge_item import EdgeItem
 from widgets.node_editor.node_item import NodeItem, PortKey
 from widgets.node_editor.node_types import NodeTypes, Shapes, infer_shapes
+from widgets.node_editor.probes import HealthBadge, Indicator, ProbeItem
 
 MARGIN = 4000.0  # room to pan around the network
+EDGE_SLACK = 2.0  # a point this near an edge's (12-unit wide) hit stroke is on the edge
+PROBE_LIFT = 10.0  # room between a probe and its node's top
+EDGE_PROBE_LIFT = 14.0  # between a probe and its edge's midpoint: clear of the shape label
 
 
 class GraphScene(QGraphicsScene):
     """Shows one Graph (the root or a composite's inside)."""
 
     shapes_changed = Signal()
+    probe_clicked = Signal(str)  # a hook's id
 
     def __init__(self, types: NodeTypes | None = None, parent=None) -> None:
         super().__init__(parent)
@@ -50,6 +58,13 @@ class GraphScene(QGraphicsScene):
         self.details = True  # labels shown (False when zoomed out)
         self.snap = style.GRID
         self.network_mode: bool | None = None  # None: no badges; else True for train mode
+        self._probe_specs: dict[str, tuple[str, str]] = {}  # hook id -> (kind, target), any level
+        self._probe_targets: set[str] = set()
+        self._probe_values: dict[str, tuple[np.ndarray, str]] = {}  # kept while not shown
+        self.probes: dict[str, ProbeItem] = {}  # hook id -> its item, on the level shown
+        self._probes_of: dict[str, list[str]] = {}  # node or edge id -> its probes, in order
+        self.health: dict[str, list[Indicator]] | None = None  # None: the overlay is off
+        self.badges: dict[str, HealthBadge] = {}  # node id -> its chips, on the level shown
         self.setBackgroundBrush(QBrush(style.BACKGROUND))
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
         self._shape_timer = QTimer(self)
@@ -70,6 +85,7 @@ class GraphScene(QGraphicsScene):
         self.clearSelection()
         self.clear()
         self.nodes, self.edges, self._edges_of = {}, {}, {}
+        self.probes, self._probes_of, self.badges = {}, {}, {}  # cleared with the rest
         self.graph = graph
         self.root = root if root is not None else graph
         if graph is None:
@@ -78,6 +94,8 @@ class GraphScene(QGraphicsScene):
             self._add_node_item(node.id)
         for edge_id in graph.edges:
             self._add_edge_item(edge_id)
+        self._place_probes()
+        self._place_badges()
         self._subscription = graph.events.subscribe(self._on_graph_changed)
         # Deleted by Qt before Python lets go of it: stop hearing events at once.
         self.destroyed.connect(self._subscription.unsubscribe)
@@ -151,6 +169,17 @@ class GraphScene(QGraphicsScene):
                 return item
         return None
 
+    def edge_at(self, scene_pos: QPointF) -> EdgeItem | None:
+        """The edge under `scene_pos` or a few units from it (None where a node covers it)."""
+        slack = EDGE_SLACK
+        area = QRectF(scene_pos.x() - slack, scene_pos.y() - slack, 2 * slack, 2 * slack)
+        for item in self.items(area):  # the index's answer, topmost first
+            while item is not None and not isinstance(item, EdgeItem):
+                item = item.parentItem()  # its shape label counts as the edge
+            if item is not None:
+                return None if self.node_at(scene_pos) is not None else item
+        return None
+
     # ---- items -------------------------------------------------------------------------
 
     def _describe(self, node_id: str) -> tuple:
@@ -202,6 +231,8 @@ class GraphScene(QGraphicsScene):
             item.set_ends(
                 src.port_scene_pos(item.src_port, True), dst.port_scene_pos(item.dst_port, False)
             )
+            if item.edge_id in self._probes_of:
+                self._arrange_probes(item.edge_id)
 
     def _remove(self, item) -> None:
         if item is not None:
@@ -210,6 +241,119 @@ class GraphScene(QGraphicsScene):
     def _on_item_moved(self, item: NodeItem) -> None:
         for edge_id in self._edges_of.get(item.node_id, ()):
             self._place_edge(self.edges[edge_id])
+        self._follow(item.node_id)
+
+    def _follow(self, node_id: str) -> None:
+        """Keep the node's probes and health badge at its corners (moved or resized)."""
+        if node_id in self._probes_of:
+            self._arrange_probes(node_id)
+        if node_id in self.badges:
+            self._place_badge(node_id)
+
+    # ---- probes and the health overlay -----------------------------------------------------
+
+    def set_probes(self, probes: list[tuple[str, str, str]]) -> None:
+        """The hooks to show: (hook id, kind, target node or edge id), at any level.
+
+        Kept across `set_graph`; a probe is drawn while its target is on the level shown.
+        """
+        self._probe_specs = {hook_id: (kind, target) for hook_id, kind, target in probes}
+        self._probe_targets = {target for _, target in self._probe_specs.values()}
+        for hook_id in set(self._probe_values) - set(self._probe_specs):
+            del self._probe_values[hook_id]
+        self._place_probes()
+
+    def set_probe_values(self, hook_id: str, values: np.ndarray, tooltip: str) -> None:
+        """A probe's recent values (newest last) for its sparkline, and its tooltip."""
+        if hook_id not in self._probe_specs:
+            return
+        self._probe_values[hook_id] = (values, tooltip)
+        item = self.probes.get(hook_id)
+        if item is not None:
+            item.set_values(values, tooltip)
+
+    def shown_probe_ids(self) -> set[str]:
+        """Probes on the level shown that a visible view has in sight, zoomed in enough to read.
+
+        With no view on the scene: every probe on the level shown.
+        """
+        views = self.views()
+        if not views or not self.probes:
+            return set(self.probes)
+        if not self.details:  # zoomed out: the probes are drawn without their sparklines
+            return set()
+        sights = [v.mapToScene(v.viewport().rect()).boundingRect() for v in views if v.isVisible()]
+        return {hook_id for hook_id, item in self.probes.items()
+                if any(s.intersects(item.sceneBoundingRect()) for s in sights)}  # fmt: skip
+
+    def set_health(self, health: dict[str, list[Indicator]] | None) -> None:
+        """Indicator chips under the nodes named in `health` (None: the overlay is off)."""
+        self.health = health
+        self._place_badges()
+
+    def _place_probes(self) -> None:
+        """Items for the probes whose target is on this level, none for the others."""
+        wanted = {hook_id: spec for hook_id, spec in self._probe_specs.items()
+                  if spec[1] in self.nodes or spec[1] in self.edges}  # fmt: skip
+        for hook_id in [h for h, i in self.probes.items() if (i.kind, i.target) != wanted.get(h)]:
+            self._remove(self.probes.pop(hook_id))
+        self._probes_of = {}
+        for hook_id, (kind, target) in wanted.items():  # in the order the hooks were given
+            item = self.probes.get(hook_id)
+            if item is None:
+                item = self.probes[hook_id] = ProbeItem(hook_id, kind, target)
+                item.on_clicked = self.probe_clicked.emit
+                if hook_id in self._probe_values:
+                    item.set_values(*self._probe_values[hook_id])
+                self.addItem(item)
+            self._probes_of.setdefault(target, []).append(hook_id)
+        for target in self._probes_of:
+            self._arrange_probes(target)
+
+    def _arrange_probes(self, target: str) -> None:
+        """Side by side above the node's top-right corner, or above the edge's midpoint."""
+        ids = self._probes_of.get(target, [])
+        width, gap = style.PROBE_WIDTH, style.PROBE_GAP
+        node, edge = self.nodes.get(target), self.edges.get(target)
+        if node is not None:
+            anchor = node.mapToScene(QPointF(node.width, 0.0))
+            left = anchor.x() - len(ids) * (width + gap) + gap  # the first one at the corner
+            top = anchor.y() - PROBE_LIFT - style.PROBE_HEIGHT
+        elif edge is not None:
+            anchor = edge.midpoint()
+            left = anchor.x() - (len(ids) * (width + gap) - gap) / 2
+            top = anchor.y() - EDGE_PROBE_LIFT - style.PROBE_HEIGHT
+        else:
+            return
+        for index, hook_id in enumerate(reversed(ids) if node is not None else ids):
+            self.probes[hook_id].setPos(left + index * (width + gap), top)
+
+    def _follow_target(self, target: str) -> None:
+        """A node or edge came or went: its probes and badge come or go with it."""
+        if target in self._probe_targets:
+            self._place_probes()
+        if (self.health and target in self.health) or target in self.badges:
+            self._place_badges()
+
+    def _place_badges(self) -> None:
+        """A badge under each node of this level that `health` has indicators for."""
+        found = self.health or {}
+        for node_id in [n for n in self.badges if not found.get(n) or n not in self.nodes]:
+            self._remove(self.badges.pop(node_id))
+        for node_id, indicators in found.items():
+            if not indicators or node_id not in self.nodes:
+                continue
+            badge = self.badges.get(node_id)
+            if badge is None:
+                badge = self.badges[node_id] = HealthBadge(node_id)
+                self.addItem(badge)
+            badge.set_indicators(indicators)
+            self._place_badge(node_id)
+
+    def _place_badge(self, node_id: str) -> None:
+        """Under the node, from its left edge."""
+        node = self.nodes[node_id]
+        self.badges[node_id].setPos(node.mapToScene(QPointF(0.0, node.height + 5.0)))
 
     # ---- document events ---------------------------------------------------------------------
 
@@ -219,6 +363,7 @@ class GraphScene(QGraphicsScene):
             if item is not None:
                 item.set_node(*self._describe(node_id))
                 self._badge(node_id)
+                self._follow(node_id)  # its width may have changed
         self._shape_timer.start()  # shapes out of a composite follow its inside
 
     def _on_graph_changed(self, event: object) -> None:
@@ -229,18 +374,22 @@ class GraphScene(QGraphicsScene):
             return
         if isinstance(event, NodeAdded):
             self._add_node_item(event.node_id)
+            self._follow_target(event.node_id)
         elif isinstance(event, NodeRemoved):
             inside = self._insides.pop(event.node_id, None)
             if inside is not None:
                 inside.unsubscribe()
             self._remove(self.nodes.pop(event.node_id, None))
             self._edges_of.pop(event.node_id, None)
+            self._follow_target(event.node_id)
         elif isinstance(event, EdgeAdded):
             self._add_edge_item(event.edge_id)
+            self._follow_target(event.edge_id)
         elif isinstance(event, EdgeRemoved):
             self._remove(self.edges.pop(event.edge_id, None))
             for node_id in (event.edge.src_node, event.edge.dst_node):
                 self._edges_of.get(node_id, set()).discard(event.edge_id)
+            self._follow_target(event.edge_id)
         elif isinstance(event, NodeRenamed | ParamChanged | PortsChanged):
             item = self.nodes.get(event.node_id)
             if item is not None:

@@ -13,6 +13,10 @@ ROW = 22.0  # one port row
 FOOTER = 24.0  # the summary line
 PORT_RADIUS = 5.5
 PORT_HIT = 11.0  # how close to a port a press must be to start a connection
+PROBE_WIDTH, PROBE_HEIGHT = 64.0, 18.0  # a hook's probe pill
+PROBE_GLYPH = 24.0  # the kind's glyph at the pill's left; the sparkline fills the rest
+PROBE_GAP = 4.0  # between probes side by side, and between a probe and its node
+CHIP_HEIGHT, CHIP_PAD, CHIP_GAP = 15.0, 5.0, 3.0  # health indicator chips under a node
 
 # Level of detail (view scale at which things disappear when zooming out).
 DETAIL_LABELS = 0.55  # port labels, summaries, edge shape labels
@@ -37,6 +41,18 @@ EDGE_SELECTED = QColor("#ffb84d")
 EDGE_RUBBER = QColor("#66d17a")
 LABEL_BG = QColor("#1b1e23")
 LABEL_TEXT = QColor("#d8dee9")
+PROBE_BG = QColor("#1b1e23")
+PROBE_COLOURS = {  # glyph, sparkline and border of a probe, by hook kind
+    "forward_pre": QColor("#6cb6ff"),
+    "forward": QColor("#5fd3a8"),
+    "backward": QColor("#c39bff"),
+    "hook_backward": QColor("#c39bff"),
+}
+HEALTH_COLOURS = {  # (chip, text) by status: 'ok' stays quiet, the others stand out
+    "ok": (QColor("#313b36"), QColor("#9fb8a8")),
+    "warn": (QColor("#e0a030"), QColor("#1b1e23")),
+    "bad": (QColor("#e5484d"), QColor("#ffffff")),
+}
 
 CATEGORY_COLOURS = {
     "Inputs & outputs": QColor("#3f7fbf"),
@@ -58,7 +74,7 @@ def category_colour(category: str) -> QColor:
 
 @cache
 def font(role: str) -> QFont:
-    """Fonts by role: 'title', 'type', 'port', 'summary', 'label'."""
+    """Fonts by role: 'title', 'type', 'port', 'summary', 'label', 'probe', 'chip'."""
     f = QFont()
     size, bold = {
         "title": (10.5, True),
@@ -66,6 +82,8 @@ def font(role: str) -> QFont:
         "port": (8.5, False),
         "summary": (9.0, False),
         "label": (8.0, False),
+        "probe": (8.0, True),
+        "chip": (7.5, True),
     }[role]
     f.setPointSizeF(size)
     f.setBold(bold)
