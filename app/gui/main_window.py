@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 from app import __version__
 from app.gui import project_files
 from app.gui.commands import DocumentStack
+from app.gui.hooks import HookController
 from app.gui.run import RunController
 from app.gui.settings import RecentFiles, app_settings
 from app.gui.workbench import Workbench
@@ -90,6 +91,7 @@ class MainWindow(QMainWindow):
         self._replace_project(project_files.new_project(), None)
         self.workbench = Workbench(self)  # canvas, palette and inspector
         self.run = RunController(self, self.workbench.editor)  # Run menu, panel and plots
+        self.hooks = HookController(self, self.workbench.editor, self.run)  # panes, probes
         self._restore_layout()
 
     # ----------------------------------------------------------------- public API

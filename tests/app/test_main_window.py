@@ -50,8 +50,12 @@ def test_window_has_four_docks_five_menus_and_a_canvas_area(window):
 
 def test_view_menu_toggles_each_dock(window, qtbot):
     view_menu = window.findChild(QMenu, "view_menu")
-    toggles = {a.text(): a for a in view_menu.actions()}
-    assert set(toggles) == {"Palette", "Inspector", "Run", "Plots"}
+    toggles = {
+        a.text(): a
+        for a in view_menu.actions()
+        if a.text() in ("Palette", "Inspector", "Run", "Plots")
+    }
+    assert len(toggles) == 4  # the hook panes' entries follow (tests/app/test_hook_window.py)
     for title, action in toggles.items():
         dock = next(d for d in window.findChildren(QDockWidget) if d.windowTitle() == title)
         action.trigger()

@@ -411,12 +411,16 @@ def test_streaming_keeps_to_the_budget_and_the_last_version_draws_at_once(make_p
     capture = make_capture(arrays=[np.zeros(2)])
     budget = NeverReady()
     pane = make_pane(capture, view="stats", budget=budget)
-    pane._on_timer_timeout()  # a version not seen before: streaming, and the budget says no
-    assert pane.redraws == 0
-    pane._on_timer_timeout()  # the same version again: the stream stopped, so draw it
-    assert pane.redraws == 1 and budget.charged > 0
+    pane._on_timer_timeout()  # not shown: nothing is looked at
+    assert pane.redraws == 0 and budget.charged == 0
     pane.show()
     qtbot.waitExposed(pane)
+    pane.timer.stop()  # the test ticks it
+    pane._seen = pane._last_version = -1  # as if the version were new (show() polled it)
+    pane._on_timer_timeout()  # a version not seen before: streaming, and the budget says no
+    redraws = pane.redraws
+    pane._on_timer_timeout()  # the same version again: the stream stopped, so draw it
+    assert pane.redraws == redraws + 1 and budget.charged > 0
     qtbot.wait(50)  # let the layout settle: a view not laid out yet paints nothing
     charges = budget.charges
     pane.plot_views["stats"].viewport().repaint()

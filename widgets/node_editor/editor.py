@@ -23,6 +23,7 @@ from app.gui.commands import (
     perform,
 )
 from widgets.node_editor.breadcrumb import Breadcrumb
+from widgets.node_editor.context_menu import ContextMenus
 from widgets.node_editor.edits import CanvasEdits
 from widgets.node_editor.node_types import NodeTypes
 from widgets.node_editor.quick_add import Entry, QuickAdd
@@ -32,12 +33,13 @@ from widgets.node_editor.view import GraphView
 log = logging.getLogger(__name__)
 
 
-class NodeEditor(CanvasEdits, QWidget):
+class NodeEditor(CanvasEdits, ContextMenus, QWidget):
     """Edits one project's graph; `set_project(project, undo_stack)` when the project changes."""
 
     selection_changed = Signal()
     path_changed = Signal()
     message = Signal(str)
+    pane_requested = Signal(str)  # a hook's id: show its pane (a probe clicked, a menu entry)
 
     def __init__(self, types: NodeTypes | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -69,6 +71,8 @@ class NodeEditor(CanvasEdits, QWidget):
         self.view.quick_add_requested.connect(self._on_view_quick_add_requested)
         self.view.open_requested.connect(self._on_view_open_requested)
         self.view.message.connect(self.message)
+        self.view.context_requested.connect(self._on_view_context_requested)
+        self.scene.probe_clicked.connect(self.pane_requested)
         self.quick_add.chosen.connect(self._on_quick_add_chosen)
         self.breadcrumb.level_chosen.connect(self._on_breadcrumb_level_chosen)
         self.scene.selectionChanged.connect(self._on_scene_selection_changed)
@@ -244,7 +248,11 @@ class NodeEditor(CanvasEdits, QWidget):
         self.scene.fit_scene_rect()
 
     def _on_view_drop_requested(self, payload: str, scene_pos: QPointF) -> None:
-        self.run(lambda: self.add(payload, scene_pos))
+        edge = self.scene.edge_at(scene_pos)
+        if edge is not None and payload.startswith("type:"):  # dropped on a connection
+            self.run(lambda: self.insert_into_edge(payload, edge.edge_id, scene_pos))
+        else:
+            self.run(lambda: self.add(payload, scene_pos))
 
     def _on_view_quick_add_requested(self, scene_pos: QPointF, global_pos) -> None:
         self.quick_add.open_at(scene_pos, global_pos)

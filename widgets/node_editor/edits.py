@@ -63,6 +63,18 @@ class CanvasEdits:
             return True
         return False
 
+    def insert_into_edge(self, payload: str, edge_id: str, scene_pos: QPointF) -> bool:
+        """A palette node dropped on a connection goes into it (one undoable step)."""
+        if not self._editable():
+            return False
+        name = payload.partition(":")[2]
+        try:
+            node = self.types.new_node(name, self._corner_for(scene_pos))
+        except CatalogueError as exc:
+            self.message.emit(f"Can't add {name}: {exc}")
+            return False
+        return self.splice(node, edge_id)
+
     def _corner_for(self, centre: QPointF) -> tuple[float, float]:
         """Top-left for a new node centred near `centre`, on the grid."""
         g = style.GRID

@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from PySide6.QtCore import QEvent, QLineF, QPoint, QPointF, QRectF, Qt, Signal
-from PySide6.QtGui import QCursor, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
+from PySide6.QtGui import QContextMenuEvent, QCursor, QKeyEvent, QMouseEvent, QPainter, QWheelEvent
 from PySide6.QtWidgets import QGraphicsView
 
 from widgets.node_editor import style
@@ -35,6 +35,7 @@ class GraphView(QGraphicsView):
     drop_requested = Signal(str, QPointF)  # payload, scene position
     quick_add_requested = Signal(QPointF, QPoint)  # scene position, global position
     open_requested = Signal(str)  # composite node id
+    context_requested = Signal(str, str, QPointF, QPoint)  # node/edge/canvas, id, scene, global
     message = Signal(str)
 
     def __init__(self, scene: GraphScene, parent=None) -> None:
@@ -178,6 +179,22 @@ class GraphView(QGraphicsView):
             event.accept()
             return
         super().mouseDoubleClickEvent(event)
+
+    def contextMenuEvent(self, event: QContextMenuEvent) -> None:  # noqa: N802
+        at = self.mapToScene(event.pos())
+        scene = self.graph_scene
+        item = scene.node_at(at)
+        if item is not None:
+            if not item.isSelected():
+                scene.select([item.node_id])
+            self.context_requested.emit("node", item.node_id, at, event.globalPos())
+        else:
+            edge = scene.edge_at(at)
+            if edge is not None:
+                self.context_requested.emit("edge", edge.edge_id, at, event.globalPos())
+            else:
+                self.context_requested.emit("canvas", "", at, event.globalPos())
+        event.accept()
 
     def _report_moves(self) -> None:
         graph = self.graph_scene.graph

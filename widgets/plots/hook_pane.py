@@ -380,8 +380,8 @@ class HookPane(QWidget):
             return
         if getattr(capture, "error", None) != self._error:
             self._update_status()  # capturing stopped: the version may never change again
-        if self.paused:
-            return
+        if self.paused or self.visibleRegion().isEmpty():
+            return  # a tab behind another is moved out of sight, not hidden
         version = capture.version
         streaming, self._last_version = version != self._last_version, version
         if version == self._seen:
