@@ -37,6 +37,7 @@ from app.document import Hook
 from app.session.capture_summary import HISTOGRAM_BINS, summarise_block
 from app.session.health import PREFIX as HEALTH_PREFIX
 from app.session.history import HISTORY_STEPS, History, HistoryColumns, thin_state
+from engine import Tensor, ops
 
 STAT_COLUMNS = ("step", "mean", "std", "min", "max", "norm")
 HISTORY_WIDTH = len(STAT_COLUMNS) + 2 + HISTOGRAM_BINS  # stats, then min, max, counts…
@@ -239,9 +240,16 @@ class HookCapture:
 
     # ---- the training thread ---------------------------------------------------------
 
+    def wants(self, step: int) -> bool:
+        """Whether a capture is due at `step` (not paused, on the stride); the engine hooks
+        ask this before converting anything."""
+        if self.paused or step % self.every:
+            return False
+        return self.every_step or not step % self.pace.stride
+
     def record(self, step: int, array: np.ndarray) -> None:
         pace = self.pace
-        if self.paused or step % self.every or (step % pace.stride and not self.every_step):
+        if not self.wants(step):
             return
         number, slots = self._written, self._slots
         if slots is not None and self._summarised < self._protected:
@@ -432,9 +440,10 @@ class HookCaptures:
         """The engine's handle for a new hook feeding `capture`, or why there is none."""
         kind, target = capture.hook.kind, capture.hook.target
 
+        def wanted() -> bool:  # asked first, so a step not captured costs only this
+            return self.enabled and capture.wants(self._step)
+
         def take(array: Any) -> None:
-            if not self.enabled or capture.paused:
-                return
             try:
                 capture.record(self._step, _as_array(array))
             except Exception as exc:  # never fail a training step for a view
@@ -444,16 +453,32 @@ class HookCaptures:
         if kind == "hook_backward":
             if self._edge_hook is None:
                 return "hooks on edges are not supported by this network"
-            return self._edge_hook(target, lambda grads: take(grads))
+            return self._edge_hook(target, lambda grads: take(grads) if wanted() else None)
         cell = self._cell_for(target)
         if cell is None:
             return "the node has no Cell to hook"
         if kind == "forward_pre":
-            return cell.register_forward_pre_hook(lambda _cell, inputs: take(inputs))
+            return cell.register_forward_pre_hook(
+                lambda _cell, inputs: take(inputs) if wanted() else None)
         if kind == "forward":
-            return cell.register_forward_hook(lambda _cell, _inputs, outputs: take(outputs))
-        # backward: the gradient arriving at the Cell's output
-        return cell.register_backward_hook(lambda _cell, grad_in, _grad_out: take(grad_in))
+            return cell.register_forward_hook(
+                lambda _cell, _inputs, outputs: take(outputs) if wanted() else None)
+        # backward: the gradient arriving at the Cell's output. The engine's own backward
+        # hook records the whole Cell as one tape node (a third more time per step on a
+        # small MLP); an identity HookBackward on the output sees the same gradient, and
+        # is put there only on the steps that are captured.
+        probe = ops.HookBackward(lambda grads: take(grads))
+
+        def watch_output(_cell: Any, _inputs: Any, outputs: Any) -> Any:
+            if not wanted():
+                return None
+            if isinstance(outputs, Tensor):
+                return probe(outputs)
+            if isinstance(outputs, tuple) and outputs and isinstance(outputs[0], Tensor):
+                return (probe(outputs[0]), *outputs[1:])
+            return None
+
+        return cell.register_forward_hook(watch_output)
 
 
 def _as_array(value: Any) -> np.ndarray:
