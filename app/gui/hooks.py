@@ -43,8 +43,8 @@ log = logging.getLogger(__name__)
 
 TICK_MS = round(READ_INTERVAL * 1000)  # summaries and probes; panes poll at ~30 Hz themselves
 HEALTH_MS = 500
-PANE_SHARE = 0.03  # of one core, for all panes' redraws together
-SUMMARY_SHARE = 0.02  # of one core, for the summaries and the probes
+PANE_SHARE = 0.015  # of one core, for all panes' redraws together
+SUMMARY_SHARE = 0.01  # of one core, for the summaries and the probes
 SPARK_POINTS = 64
 KIND_NAMES = {
     "forward_pre": "Forward-pre hook",

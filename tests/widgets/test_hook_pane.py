@@ -11,7 +11,7 @@ from app.document.project import Hook
 from app.session import HookCapture
 from widgets.plots import FrameBudget, HookPane
 from widgets.plots.distribution import MAX_COLUMNS, VALUE_ROWS, distribution_image
-from widgets.plots.hook_pane import POLL_INTERVAL_MS
+from widgets.plots.hook_pane import POLL_INTERVAL_MS, QUIET_SECONDS
 
 pytestmark = pytest.mark.gui
 
@@ -419,7 +419,10 @@ def test_streaming_keeps_to_the_budget_and_the_last_version_draws_at_once(make_p
     pane._seen = pane._last_version = -1  # as if the version were new (show() polled it)
     pane._on_timer_timeout()  # a version not seen before: streaming, and the budget says no
     redraws = pane.redraws
-    pane._on_timer_timeout()  # the same version again: the stream stopped, so draw it
+    pane._on_timer_timeout()  # the same version soon after: still streaming, still no
+    assert pane.redraws == redraws
+    pane._changed_at -= QUIET_SECONDS  # no new version for a while: the stream stopped
+    pane._on_timer_timeout()  # so the last version is drawn at once
     assert pane.redraws == redraws + 1 and budget.charged > 0
     qtbot.wait(50)  # let the layout settle: a view not laid out yet paints nothing
     charges = budget.charges

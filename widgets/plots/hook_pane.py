@@ -11,6 +11,7 @@ shared `FrameBudget`, and stops polling while hidden.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any
 
 import numpy as np
@@ -41,7 +42,8 @@ from widgets.plots.distribution import (
 )
 from widgets.plots.ownership import adopt_menus
 
-POLL_INTERVAL_MS = 33  # ~30 Hz: a version check; a redraw only when the budget allows
+POLL_INTERVAL_MS = 100  # 10 Hz, as the summaries: a version check; a redraw when budgeted
+QUIET_SECONDS = 0.3  # a capture whose version held this long has stopped streaming
 REDRAW_SHARE = 0.04  # of one core, for a pane given no shared budget
 STAT = {name: i for i, name in enumerate(STAT_COLUMNS)}
 DEFAULT_SETTINGS = {"channel": 0, "sample": 0, "paused": False, "every_step": False}
@@ -104,7 +106,8 @@ class HookPane(QWidget):
         self._view = view if view in self.VIEWS else "histogram"
         self._settings = _restored(settings)
         self._seen: int | None = None  # the capture's version last drawn
-        self._last_version: int | None = None  # the capture's version at the last tick
+        self._last_version: int | None = None  # captures copied, at the last tick
+        self._changed_at = 0.0  # when that count was first seen (time.monotonic)
         self._latest: np.ndarray | None = None  # the tensor of the heatmap, kept for selectors
         self._rows = 0
         self._last_step: float | None = None
@@ -382,12 +385,16 @@ class HookPane(QWidget):
             self._update_status()  # capturing stopped: the version may never change again
         if self.paused or self.visibleRegion().isEmpty():
             return  # a tab behind another is moved out of sight, not hidden
-        version = capture.version
-        streaming, self._last_version = version != self._last_version, version
-        if version == self._seen:
+        # Streaming: training is still copying captures (counted by `captured`; the
+        # summaries that change `version` come a few times a second, fewer when their
+        # own budget is short). While it streams, redraws keep to the budget; once it has
+        # been quiet for a while (a pause, the end of a run) the last rows are drawn at once.
+        written, now = getattr(capture, "captured", capture.version), time.monotonic()
+        if written != self._last_version:
+            self._last_version, self._changed_at = written, now
+        if capture.version == self._seen:
             return  # nothing new: not even the budget is asked
-        # While rows stream in, redraws keep to the budget; once they stop (a pause, the
-        # end of a run) the last of them is drawn at once.
+        streaming = now - self._changed_at < QUIET_SECONDS
         if not streaming or self.budget.ready():
             self.budget.timed(self.poll)
 
