@@ -361,6 +361,7 @@ class TrainingSession:
                      if project.hook(hook_id) is not None}  # fmt: skip
         for hook_id, capture in list(self.captures.captures.items()):
             if project.hook(hook_id) is not None:
+                capture.summarise()  # what was copied and not yet looked at goes in too
                 histories[hook_id] = capture.saved_state()
         project.hook_history = histories
         project.training["learning_rate"] = self._trainer.learning_rate

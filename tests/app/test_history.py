@@ -385,3 +385,14 @@ def test_a_damaged_captures_npz_is_a_project_file_error(tmp_path, content, match
     with pytest.raises(ProjectFileError, match=match) as caught:
         load_project(path)
     assert "captures.npz" in str(caught.value)
+
+
+def test_captures_nobody_summarised_yet_are_saved_when_a_run_ends():
+    project = mlp_project(history_steps=100, epochs=100)
+    hook = Hook("forward", project.graph.node_named("tanh1").id)
+    project.hooks = [hook]
+    session = TrainingSession(project)
+    session.captures.pace.budget = None
+    session.run(steps=20)  # no reader at all: 20 copies wait in their slots
+    saved = project.hook_history[hook.id]  # the run's own store summarised them
+    np.testing.assert_array_equal(saved["history"][:, 0], np.arange(1, 21))
