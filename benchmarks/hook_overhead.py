@@ -1,16 +1,21 @@
-"""What hooks cost training: steps/s of the shipped examples with 0 and with 5 hooks.
+"""What hooks cost training in the window: steps/s of the shipped examples with 0 and 5 hooks.
 
-    python benchmarks/hook_overhead.py [--seconds 4] [--pairs 3] [--example spiral_mlp]
+    python benchmarks/hook_overhead.py [--seconds 5] [--pairs 3] [--example spiral_mlp]
 
-Each example (resources/examples/*.cwproj) trains headless in a TrainingSession on a
-long run, once without hooks and once with 5 (forward hooks on 3 layer nodes, backward
-hooks on 2), while the main thread summarises the captures at ~30 Hz as visible hook
-panes would. Every variant runs in a fresh subprocess, interleaved (0, 5, 0, 5, …) so
-this shared machine's drift hits both alike, and the medians are compared (target: at
-most 5 % slower with 5 hooks). For reference, PyTorch trains an equivalent MLP
-(2-32-32-32-2 tanh, batch 32, Adam) with 0 and 5 forward hooks computing each step's
-mean and std. OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this command's
-environment (the script re-executes itself without them), as on a user's machine.
+Each example (resources/examples/*.cwproj) is opened in the real main window
+(offscreen, 1800×1100, Run dock and Plots area shown, live curves) and trained from
+the Run menu's Start, once with no hooks and once with 5 attached as a user attaches
+them (the canvas's context-menu entries: forward hooks on the first 3 layer nodes,
+backward hooks on the last 2), their 5 hook panes tiled so every one is visible and
+redrawing, their probes on the canvas. Every variant runs in a fresh process, the
+variants interleaved (0, 5, 0, 5, …) so that this shared machine's drift hits both
+alike, and the medians are compared (target: at most 5 % slower with 5 hooks).
+
+For reference, PyTorch trains an equivalent MLP (2-32-32-32-2 tanh, batch 32, Adam)
+with 0 and 5 forward hooks computing each step's mean and std, as people write them.
+OPENBLAS_CORETYPE and OPENBLAS_L2_SIZE are removed from this command's environment
+(the script re-executes itself without them), as on a user's machine. Run it on a
+quiet machine: nothing else should hold a core.
 """
 
 from __future__ import annotations
@@ -31,45 +36,67 @@ from benchmarks.engine_vs_torch import BLAS_VARS, blas_info, machine  # noqa: E4
 
 EXAMPLES = ("spiral_mlp", "digits_cnn")
 LONG_RUN = 1_000_000  # epochs: the run outlasts the measurement
-READER_HZ = 30
 LAYERS = ("Dense", "Conv2d")
 
 
-def example_rate(name: str, hooks: int, seconds: float, warmup: float) -> dict:
-    """Steps/s of an example trained with `hooks` hooks (0 or 5) and a 30 Hz reader."""
-    from app.document import Hook
-    from app.io.project_file import load_project
-    from app.session import TrainingSession
+def window_rate(name: str, hooks: int, seconds: float, warmup: float, shot: str) -> dict:
+    """Steps/s of an example trained in the window with `hooks` (0 or 5) hook panes shown."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    import tempfile
 
-    path = ROOT / "resources" / "examples" / f"{name}.cwproj"
-    project = load_project(path)
-    project.training["epochs"] = LONG_RUN
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    settings_dir = tempfile.mkdtemp(prefix="cellwright-bench-")
+    for fmt in (QSettings.Format.IniFormat, QSettings.Format.NativeFormat):
+        QSettings.setPath(fmt, QSettings.Scope.UserScope, settings_dir)
+    app = QApplication.instance() or QApplication([])
+    from app.gui.main_window import MainWindow
+    from app.resources_path import resource_path
+
+    window = MainWindow(remember_layout=False)
+    window._confirm_discard_changes = lambda: True  # nothing to save from a benchmark
+    window.resize(1800, 1100)
+    window.show()
+    assert window.open_example(resource_path("examples", f"{name}.cwproj"))
+    run, editor, controller = window.run, window.workbench.editor, window.hooks
+    run.panel.setting_changed.emit("epochs", LONG_RUN)
+    app.processEvents()
+    run._on_refresh_timer_timeout()  # the session for the long run, now rather than in 300 ms
     if hooks:
-        layers = [node.id for _, node in project.graph.walk() if node.type in LAYERS]
-        project.hooks = ([Hook("forward", target) for target in layers[:3]]
-                         + [Hook("backward", target) for target in layers[-2:]])  # fmt: skip
-    session = TrainingSession(project, folder=path.parent)
-    captures = session.captures
-    session.start()
-    reading = 0.0
-    rows = 0
-    start_step = start = None
-    began = time.perf_counter()
-    while True:
-        time.sleep(1 / READER_HZ)
-        now = time.perf_counter()
-        if start is None and now - began >= warmup:
-            start_step, start, reading, rows = session.state.step, now, 0.0, 0
-        if start is not None and now - start >= seconds:
-            break
-        tick = time.perf_counter()
-        rows += captures.summarise()
-        reading += time.perf_counter() - tick
-    steps, elapsed = session.state.step - start_step, time.perf_counter() - start
-    session.stop()
-    session.wait()
-    return {"rate": steps / elapsed, "stride": captures.stride, "rows_per_s": rows / elapsed,
-            "reader_share": reading / elapsed, "hooks": len(captures.captures)}
+        layers = [n.id for n in window.project.graph.nodes.values() if n.type in LAYERS]
+        wanted = [("forward", t) for t in layers[:3]] + [("backward", t) for t in layers[-2:]]
+        for kind, target in wanted[:hooks]:
+            assert editor.add_hook(kind, target) is not None
+        controller.arrange(tiled=True)
+    app.processEvents()
+    run.actions["start"].trigger()
+    marks: dict[str, tuple[int, float]] = {}
+
+    def mark(label: str) -> None:
+        marks[label] = (run.session.state.step, time.perf_counter())
+
+    loop = QEventLoop()  # the real event loop, as the app runs it
+    QTimer.singleShot(round(warmup * 1000), lambda: mark("start"))
+    QTimer.singleShot(round((warmup + seconds) * 1000), lambda: (mark("end"), loop.quit()))
+    loop.exec()
+    (step0, t0), (step1, t1) = marks["start"], marks["end"]
+    captures = run.session.captures
+    panes = [dock.widget() for dock in controller.docks.values()]
+    result = {
+        "rate": (step1 - step0) / (t1 - t0),
+        "stride": captures.stride,
+        "panes_visible": sum(pane.isVisible() for pane in panes),
+        "pane_redraws": sum(pane.redraws for pane in panes),
+        "summaries": controller.summaries,
+        "captured": sum(c.captured for c in captures.captures.values()),
+    }
+    if shot:
+        window.grab().save(shot)
+    run._stop_and_wait()
+    window.close()
+    app.processEvents()
+    return result
 
 
 def torch_rate(hooks: int, seconds: float, warmup: float) -> dict:
@@ -102,34 +129,37 @@ def torch_rate(hooks: int, seconds: float, warmup: float) -> dict:
     while time.perf_counter() - start < seconds:
         step()
         steps += 1
-    return {"rate": steps / (time.perf_counter() - start), "stride": 1, "hooks": hooks}
+    return {"rate": steps / (time.perf_counter() - start), "stride": 1}
 
 
 def child(args) -> None:
     if args.child == "torch":
         result = torch_rate(args.hooks, args.seconds, args.warmup)
     else:
-        result = example_rate(args.child, args.hooks, args.seconds, args.warmup)
+        result = window_rate(args.child, args.hooks, args.seconds, args.warmup, args.shot)
     print(json.dumps(result))
 
 
-def measure(variant: str, hooks: int, seconds: float, warmup: float) -> dict:
+def measure(variant: str, hooks: int, args, shot: str = "") -> dict:
     command = [sys.executable, __file__, "--child", variant, "--hooks", str(hooks),
-               "--seconds", str(seconds), "--warmup", str(warmup)]
-    out = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy(),
-                         check=True)
+               "--seconds", str(args.seconds), "--warmup", str(args.warmup), "--shot", shot]
+    out = subprocess.run(command, capture_output=True, text=True, env=os.environ.copy())
+    if out.returncode:
+        raise SystemExit(f"{variant} with {hooks} hooks failed:\n{out.stderr}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=4.0, help="measured per run")
-    parser.add_argument("--warmup", type=float, default=1.0)
+    parser.add_argument("--seconds", type=float, default=5.0, help="measured per run")
+    parser.add_argument("--warmup", type=float, default=2.0)
     parser.add_argument("--pairs", type=int, default=3, help="0-hook/5-hook pairs per variant")
     parser.add_argument("--example", choices=EXAMPLES, action="append")
     parser.add_argument("--no-torch", action="store_true")
+    parser.add_argument("--screenshots", default="", help="folder for a window PNG per variant")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--hooks", type=int, default=0, help=argparse.SUPPRESS)
+    parser.add_argument("--shot", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
     if any(v in os.environ for v in BLAS_VARS):
@@ -144,22 +174,30 @@ def main(argv=None) -> int:
     table = []
     for variant in variants:
         runs: dict[int, list[dict]] = {0: [], 5: []}
-        for _ in range(args.pairs):
+        for pair in range(args.pairs):
             for hooks in (0, 5):
-                runs[hooks].append(measure(variant, hooks, args.seconds, args.warmup))
+                shot = ""
+                if args.screenshots and pair == 0 and variant != "torch":
+                    shot = str(Path(args.screenshots) / f"hook_overhead_{variant}_{hooks}.png")
+                runs[hooks].append(measure(variant, hooks, args, shot))
                 print(f"  {variant} {hooks} hooks: {runs[hooks][-1]}", flush=True)
         bare = statistics.median(r["rate"] for r in runs[0])
         hooked = statistics.median(r["rate"] for r in runs[5])
         strides = sorted({r["stride"] for r in runs[5]})
-        reader = statistics.median(r.get("reader_share", 0.0) for r in runs[5])
-        table.append((variant, bare, hooked, strides, reader))
+        table.append((variant, bare, hooked, strides, runs[5]))
     print("\n| variant | steps/s, 0 hooks | steps/s, 5 hooks | slowdown | capture stride "
-          "| reader (share of a core) |")
-    print("|---|---|---|---|---|---|")
-    for variant, bare, hooked, strides, reader in table:
-        name = "PyTorch MLP 2-32-32-32-2" if variant == "torch" else variant
+          "| panes visible | pane redraws/s |")
+    print("|---|---|---|---|---|---|---|")
+    for variant, bare, hooked, strides, hooked_runs in table:
+        if variant == "torch":
+            name, visible, redraws = "PyTorch MLP 2-32-32-32-2, mean/std hooks", "—", "—"
+        else:
+            name = variant
+            visible = str(min(r["panes_visible"] for r in hooked_runs))
+            seconds = args.seconds + args.warmup
+            redraws = f"{statistics.median(r['pane_redraws'] for r in hooked_runs) / seconds:.1f}"
         print(f"| {name} | {bare:.0f} | {hooked:.0f} | {100 * (1 - hooked / bare):+.1f} % "
-              f"| {', '.join(map(str, strides))} | {100 * reader:.1f} % |")
+              f"| {', '.join(map(str, strides))} | {visible} | {redraws} |")
     return 0
 
 

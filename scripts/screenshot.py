@@ -1,11 +1,16 @@
-"""Regenerate the README screenshot: the main window while the spiral example trains.
+"""Regenerate the README screenshots: the main window while an example trains.
 
     python scripts/screenshot.py [--example spiral_mlp] [--steps 450] [--out FILE]
+    python scripts/screenshot.py --hooks     (digits CNN, three hook panes, health overlay)
 
 Opens the shipped example as a copy (File → Open Example), selects a layer so the
 Inspector has something in it, presses Start, pauses after about `--steps` steps so
 the curves, the decision boundary and the Run panel show a run in progress, and grabs
-the window offscreen. Uses a throw-away settings folder, so the picture shows the
+the window offscreen. With `--hooks` it attaches three hooks from the canvas (a forward
+hook on the first convolution shown as a heatmap of one channel, a forward hook on the
+second ReLU shown as its distribution over steps, a backward hook on the last layer
+shown as the gradient norm), tiles their panes and turns the health overlay on. Uses a
+throw-away settings folder, so the picture shows the
 default layout and the user's own settings are neither read nor written.
 """
 
@@ -20,15 +25,22 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = "resources/screenshots/main_window.png"
+HOOKS_OUT = "resources/screenshots/hook_panes.png"
+HOOKS = (("conv2d1", "forward", "heatmap"), ("relu2", "forward", "histogram"),
+         ("dense1", "backward", "norm"))
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--example", default="spiral_mlp")
+    parser.add_argument("--example", default="")
     parser.add_argument("--steps", type=int, default=450)
-    parser.add_argument("--out", default=DEFAULT_OUT)
-    parser.add_argument("--size", default="1400x900", help="window size, WIDTHxHEIGHT")
+    parser.add_argument("--out", default="")
+    parser.add_argument("--size", default="", help="window size, WIDTHxHEIGHT")
+    parser.add_argument("--hooks", action="store_true", help="hook panes and health overlay")
     args = parser.parse_args(argv)
+    args.example = args.example or ("digits_cnn" if args.hooks else "spiral_mlp")
+    args.out = args.out or (HOOKS_OUT if args.hooks else DEFAULT_OUT)
+    args.size = args.size or ("1920x1080" if args.hooks else "1400x900")
     width, height = (int(v) for v in args.size.split("x"))
 
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -60,9 +72,14 @@ def main(argv: list[str] | None = None) -> int:
         layer = editor.graph.node_named("dense2")
         if layer is not None:  # show the Inspector with something in it
             editor.scene.select([layer.id])
+        if args.hooks:
+            run.panel.setting_changed.emit("epochs", 100)  # still running at --steps
+            pump(0.5)
+            attach_hooks(window)
         run.actions["start"].trigger()
         while run.session.state.step < args.steps and run.status != "ready":
             app.processEvents()
+            time.sleep(0.005)  # the GUI's ticks run as in the app, not as a busy loop
         run.actions["pause"].trigger()
         pump(1.5)  # the curves and the boundary catch up with the pause
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -75,6 +92,17 @@ def main(argv: list[str] | None = None) -> int:
         window.close()
     print(f"wrote {args.out} ({width}x{height}) at step {step}")
     return 0
+
+
+def attach_hooks(window) -> None:
+    """The hooks of HOOKS, added as the canvas's context menu adds them, panes tiled."""
+    editor, controller = window.workbench.editor, window.hooks
+    for name, kind, view in HOOKS:
+        node = editor.graph.node_named(name)
+        hook = editor.add_hook(kind, node.id)
+        controller.docks[hook.id].widget().set_view(view)
+    controller.arrange(tiled=True)
+    controller.actions["health"].setChecked(True)
 
 
 if __name__ == "__main__":

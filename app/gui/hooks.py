@@ -27,6 +27,7 @@ from PySide6.QtGui import QAction, QCloseEvent
 from PySide6.QtWidgets import QDockWidget, QWidget
 
 from app.document import HookAdded, HookChanged, HookRemoved, Project
+from app.session import RUNNING
 from app.session.health import PREFIX as HEALTH_PREFIX
 from app.session.health import Health, HealthMonitor
 from app.session.hook_captures import READ_INTERVAL
@@ -269,8 +270,10 @@ class HookController(QObject):
         if self.monitor is not None and time.monotonic() - self._health_at >= HEALTH_MS / 1000:
             self._health_at = time.monotonic()
             self.summary_budget.timed(self._show_health)
-        if not wanted or not self.summary_budget.ready():
+        if not wanted:
             return
+        if session.status == RUNNING and not self.summary_budget.ready():
+            return  # while training, within the budget; paused or done, catch up at once
         self.summary_budget.timed(self._summarise, captures, wanted)
 
     def visible_hooks(self) -> list[str]:

@@ -11,9 +11,9 @@ between. `History` keeps three parts in storage allocated once:
 - tail: the last `head` rows, a ring.
 
 Each row keeps its arrival number, so `snapshot()` gives head, reservoir and tail in the
-order the rows came. Plot panes poll `version` and take a `snapshot()`; `state()` and `restore()` carry a history through a project
-file, with the arrival count and the generator, so a reopened run samples on as if it
-had never stopped.
+order the rows came. Plot panes poll `version` and take a `snapshot()`; `state()` and
+`restore()` carry a history through a project file, with the arrival count and the
+generator, so a reopened run samples on as if it had never stopped.
 """
 
 from __future__ import annotations

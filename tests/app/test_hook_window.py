@@ -288,7 +288,7 @@ def test_a_pane_on_a_4d_activation_shows_the_chosen_channel_and_sample(window, q
                     timeout=TIMEOUT)
     latest = capture_of(window, hook).latest.snapshot()
     assert latest.ndim == 4 and latest.shape[1:] == (16, 4, 4)
-    assert pane.channel_spin.maximum() == 15
+    qtbot.waitUntil(lambda: pane.channel_spin.maximum() == 15, timeout=TIMEOUT)  # drawn
     pane.channel_spin.setValue(11)
     pane.sample_spin.setValue(2)
     pane.poll()

@@ -517,3 +517,18 @@ def test_rows_out_of_step_order_are_drawn_in_step_order(make_pane):
     assert image_x(item, 0) == pytest.approx(10)
     top = image_y(item, int(np.argmax(item.image[:, -1])))
     assert abs(top - 30) <= 20 / VALUE_ROWS  # step 30's value, in the last column
+
+
+def test_a_heatmap_chosen_before_any_data_labels_rows_and_columns_by_index(make_pane, qtbot):
+    pane = make_pane(None)
+    pane.show()
+    qtbot.waitExposed(pane)
+    qtbot.wait(20)
+    pane.set_view("heatmap")  # laid out with no data, as a user picks it before training
+    qtbot.wait(20)
+    capture = make_capture(arrays=[np.ones((4, 8, 8, 8), dtype=np.float32)])
+    pane.set_capture(capture)
+    qtbot.wait(20)
+    plot = pane.heatmap_image.getViewBox().parentItem()
+    for name in ("left", "bottom"):
+        assert plot.getAxis(name).autoSIPrefixScale == 1.0, name  # 0 … 8, not 0 … 8000

@@ -156,7 +156,10 @@ class HookPane(QWidget):
     def _build_bar(self) -> None:
         self.view_combo = QComboBox()
         self.view_combo.setObjectName("view_combo")
-        self.view_combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        # Tiled panes share a row: the combo may shrink to ~12 letters (its list stays wide).
+        self.view_combo.setSizeAdjustPolicy(
+            QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.view_combo.setMinimumContentsLength(12)
         for i, name in enumerate(self.VIEWS):
             self.view_combo.addItem(VIEW_TEXTS[name], name)
             self.view_combo.setItemData(i, VIEW_TIPS[name], Qt.ItemDataRole.ToolTipRole)
@@ -693,6 +696,9 @@ def _label_axes(plot: pg.PlotItem, left: str, bottom: str) -> None:
         axis.setLabel(label, color=TEXT_COLOUR)
         axis.label.setFont(font)
         axis.enableAutoSIPrefix(False)  # '0.001', not '1 (x0.001)'
+        # pyqtgraph works the prefix out even as it turns it off, and keeps the scale it
+        # found (a heatmap chosen before any data then read 0 … 8000 for 8 rows).
+        axis.autoSIPrefixScale, axis.labelUnitPrefix = 1.0, ""
 
 
 def _nice_span(span: float) -> float:
