@@ -280,7 +280,8 @@ def test_hooks_of_the_project_fill_their_buffers_while_training():
     result = session.run()
     steps = result.step
     assert [c.captured for c in captures] == [steps, steps // 2, steps, steps]
-    assert session.captures.summarise() == steps * 3 + steps // 2  # the reader's part
+    # The run's end summarised what no reader had, so the saved histories hold it.
+    assert session.captures.summarise() == 0
     assert [len(c.stats) for c in captures] == [steps, steps // 2, steps, steps]
     assert all(c.version > v for c, v in zip(captures, versions, strict=True))
     forward = captures[0]
