@@ -5,8 +5,9 @@ The training thread only copies captured tensors into slots (`HookCapture.record
 Everything else happens here, on a GUI timer at display rate and within a share of
 one core (`FrameBudget`): the captures that something visible shows — a visible pane,
 a probe on the level of the network the canvas shows, the health overlay — are
-summarised, the probes' sparklines are redrawn, and the panes poll their capture's
-version themselves. A hook nobody can see costs the copy and nothing more.
+summarised, the probes' sparklines are redrawn, and the visible panes are ticked (one
+timer for all: every wakeup of the GUI thread takes the interpreter from the training
+thread). A hook nobody can see costs the copy and nothing more.
 
 Hooks are document edits (`HookCommand`, undoable and saved). The controller follows
 the project's hook events, the undo stack (an undo may bring a hooked node back) and
@@ -42,7 +43,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TICK_MS = round(READ_INTERVAL * 1000)  # summaries and probes; panes poll at ~30 Hz themselves
+TICK_MS = round(READ_INTERVAL * 1000)  # summaries, probes and the panes' redraws
 HEALTH_MS = 500
 PANE_SHARE = 0.015  # of one core, for all panes' redraws together
 SUMMARY_SHARE = 0.01  # of one core, for the summaries and the probes
@@ -189,7 +190,7 @@ class HookController(QObject):
         dock.setObjectName(f"hook_pane_{hook.id}")
         dock.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
         pane = HookPane(None, title=title, view=hook.pane, settings=dict(hook.settings),
-                        budget=self.budget)  # fmt: skip
+                        budget=self.budget, own_timer=False)  # fmt: skip
         pane.setObjectName(f"hook_pane_widget_{hook.id}")
         dock.setWidget(pane)
         others = [d for d in self.docks.values() if not d.isFloating()]
@@ -270,11 +271,12 @@ class HookController(QObject):
         if self.monitor is not None and time.monotonic() - self._health_at >= HEALTH_MS / 1000:
             self._health_at = time.monotonic()
             self.summary_budget.timed(self._show_health)
-        if not wanted:
-            return
-        if session.status == RUNNING and not self.summary_budget.ready():
-            return  # while training, within the budget; paused or done, catch up at once
-        self.summary_budget.timed(self._summarise, captures, wanted)
+        if wanted and (session.status != RUNNING or self.summary_budget.ready()):
+            # (while training, within the budget; paused or done, catch up at once)
+            self.summary_budget.timed(self._summarise, captures, wanted)
+        for dock in self.docks.values():  # the panes' own ticks, on this one timer
+            if dock.isVisible():
+                dock.widget().tick()
 
     def visible_hooks(self) -> list[str]:
         """Hooks whose pane or probe can be seen now (only these are summarised)."""

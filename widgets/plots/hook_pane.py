@@ -3,7 +3,8 @@ tensor or norm over the training steps.
 
 The pane only reads a capture's summaries (`stats`, `histograms`, `latest`), which the
 window's controller refreshes at display rate; it never summarises. Like the training
-curves it polls the capture's `version` on a ~30 Hz GUI timer, redraws only the view
+curves it polls the capture's `version` at 10 Hz (its own timer, or its owner's calling
+`tick()`), redraws only the view
 shown and only when the version changed, keeps its redraws (paint included) within a
 shared `FrameBudget`, and stops polling while hidden.
 """
@@ -95,8 +96,11 @@ class HookPane(QWidget):
 
     def __init__(self, capture: Any = None, *, title: str = "", view: str = "histogram",
                  settings: dict | None = None, budget: FrameBudget | None = None,
-                 parent: QWidget | None = None) -> None:  # fmt: skip
+                 own_timer: bool = True, parent: QWidget | None = None) -> None:  # fmt: skip
         super().__init__(parent)
+        # Without its own timer the owner calls tick() (one timer for many panes: every
+        # wakeup of the GUI thread takes the interpreter from the training thread).
+        self.own_timer = own_timer
         self.setObjectName("hook_pane")
         self.setWindowTitle(title)
         self.title = title
@@ -381,6 +385,10 @@ class HookPane(QWidget):
         self.budget.timed(self._draw, capture)
 
     def _on_timer_timeout(self) -> None:
+        self.tick()
+
+    def tick(self) -> None:
+        """Redraw if there is something new and the budget allows (the timer's work)."""
         capture = self.capture
         if capture is None:
             return
@@ -405,7 +413,8 @@ class HookPane(QWidget):
         super().showEvent(event)
         self._follow_dock()
         self.poll()  # catch up at once rather than one tick later
-        self.timer.start()
+        if self.own_timer:
+            self.timer.start()
 
     def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 (Qt override)
         # Also sent when a parent (the dock, a tab) hides: nothing is polled while unseen.
