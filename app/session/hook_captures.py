@@ -397,6 +397,9 @@ class HookCaptures:
         self._step = value
         if self._handles:
             self.pace.step_started()
+            enabled = self.enabled
+            for attachment in list(self._handles.values()):
+                attachment.follow(enabled and attachment.capture.wants(value))
 
     @property
     def stride(self) -> int:
@@ -415,29 +418,34 @@ class HookCaptures:
         if saved is not None:  # damaged: nice to have, not worth refusing to capture for
             with contextlib.suppress(ValueError):
                 capture.restore(saved)
-        handle = self._register(capture)
-        if isinstance(handle, str):
-            self.skipped[hook.id] = handle
+        install = self._register(capture)
+        if isinstance(install, str):
+            self.skipped[hook.id] = install
             return None
-        self._handles[hook.id] = handle
+        self._handles[hook.id] = _Attachment(capture, install)
         self.captures[hook.id] = capture
         return capture
 
     def detach(self, hook_id: str) -> None:
         """Stop capturing for the hook (its buffers stay readable if you hold them)."""
-        handle = self._handles.pop(hook_id, None)
-        if handle is not None and hasattr(handle, "remove"):
-            handle.remove()
+        attachment = self._handles.pop(hook_id, None)
+        if attachment is not None:
+            attachment.remove()
         self.captures.pop(hook_id, None)
         self.skipped.pop(hook_id, None)
+
+    def attached(self, hook_id: str) -> bool:
+        """Whether the hook is attached: its engine hook is on now or at its next due step."""
+        return hook_id in self._handles
 
     def remove(self) -> None:
         """Detach every hook from the network."""
         for hook_id in list(self._handles):
             self.detach(hook_id)
 
-    def _register(self, capture: HookCapture) -> Any:
-        """The engine's handle for a new hook feeding `capture`, or why there is none."""
+    def _register(self, capture: HookCapture) -> Callable[[], Any] | str:
+        """A function putting on the engine hook feeding `capture` (it returns the engine's
+        handle), or why there can be none."""
         kind, target = capture.hook.kind, capture.hook.target
 
         def wanted() -> bool:  # asked first, so a step not captured costs only this
@@ -453,15 +461,16 @@ class HookCaptures:
         if kind == "hook_backward":
             if self._edge_hook is None:
                 return "hooks on edges are not supported by this network"
-            return self._edge_hook(target, lambda grads: take(grads) if wanted() else None)
+            edge_hook = self._edge_hook
+            return lambda: edge_hook(target, lambda grads: take(grads) if wanted() else None)
         cell = self._cell_for(target)
         if cell is None:
             return "the node has no Cell to hook"
         if kind == "forward_pre":
-            return cell.register_forward_pre_hook(
+            return lambda: cell.register_forward_pre_hook(
                 lambda _cell, inputs: take(inputs) if wanted() else None)
         if kind == "forward":
-            return cell.register_forward_hook(
+            return lambda: cell.register_forward_hook(
                 lambda _cell, _inputs, outputs: take(outputs) if wanted() else None)
         # backward: the gradient arriving at the Cell's output. The engine's own backward
         # hook records the whole Cell as one tape node (a third more time per step on a
@@ -478,7 +487,47 @@ class HookCaptures:
                 return (probe(outputs[0]), *outputs[1:])
             return None
 
-        return cell.register_forward_hook(watch_output)
+        return lambda: cell.register_forward_hook(watch_output)
+
+
+class _Attachment:
+    """A capture's engine hook, on only for the steps the capture is due.
+
+    A Cell with no hooks takes the engine's plain path, so between captures (every 16th
+    step on a fast network) hooking costs nothing but this check at the step's start.
+    The training thread calls `follow(due)` at each step; `remove()` (any thread) takes
+    the hook away for good. It is on from the start, so a single Step captures.
+    """
+
+    def __init__(self, capture: HookCapture, install: Callable[[], Any]) -> None:
+        self.capture = capture
+        self._install = install
+        self._lock = threading.Lock()  # taken only to put the hook on or off
+        self._removed = False
+        self._handle: Any = install()
+
+    @property
+    def on(self) -> bool:
+        return self._handle is not None
+
+    def follow(self, due: bool) -> None:
+        if due == (self._handle is not None):
+            return
+        with self._lock:
+            if self._removed:
+                return
+            if due:
+                self._handle = self._install()
+            else:
+                self._handle.remove()
+                self._handle = None
+
+    def remove(self) -> None:
+        with self._lock:
+            self._removed = True
+            if self._handle is not None:
+                self._handle.remove()
+                self._handle = None
 
 
 def _as_array(value: Any) -> np.ndarray:

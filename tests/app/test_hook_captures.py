@@ -169,3 +169,34 @@ def test_with_a_reader_ten_times_a_second_captures_are_spaced_to_fit_half_the_sl
     # 300 steps between two reads, at most 32 captures: every 16th step (a power of two),
     # still far more often than 30 captures a second.
     assert pace.stride == 16
+
+
+def test_engine_hooks_are_on_only_for_the_steps_a_capture_is_due():
+    project = mlp_project(epochs=100)
+    graph = project.graph
+    dense1, tanh1 = graph.node_named("dense1").id, graph.node_named("tanh1").id
+    edge = graph.edge_into(graph.node_named("dense2").id, "in").id
+    project.hooks = [Hook("forward", tanh1, settings={"every": 4}),
+                     Hook("backward", dense1, settings={"every": 4}),
+                     Hook("hook_backward", edge, settings={"every": 4})]  # fmt: skip
+    session = TrainingSession(project)
+    session.captures.pace.budget = None
+    tanh, dense = session.compiled.cells[tanh1], session.compiled.cells[dense1]
+    on: dict[int, tuple[int, int, bool]] = {}
+
+    def look(event):  # at the end of each step: what the step ran with
+        if isinstance(event, Progress):
+            on[event.step] = (len(tanh._fwd_hooks), len(dense._fwd_hooks),
+                              edge in session.compiled.edge_hooks)  # fmt: skip
+
+    session.events.subscribe(look)
+    session.run(steps=12)
+    assert [s for s, hooks in on.items() if hooks == (1, 1, True)] == [4, 8, 12]
+    assert all(hooks == (0, 0, False) for s, hooks in on.items() if s % 4)
+    captures = [session.captures.captures[h.id] for h in project.hooks]
+    assert [c.captured for c in captures] == [3, 3, 3]
+    assert captures[1].stats.snapshot()[:, 0].tolist() == [4, 8, 12]  # gradients, too
+    session.captures.remove()  # gone for good, whatever step comes next
+    session.run(steps=8)
+    assert len(tanh._fwd_hooks) == len(dense._fwd_hooks) == 0
+    assert edge not in session.compiled.edge_hooks and [c.captured for c in captures] == [3] * 3
