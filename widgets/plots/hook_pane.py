@@ -400,7 +400,9 @@ class HookPane(QWidget):
         # summaries that change `version` come a few times a second, fewer when their
         # own budget is short). While it streams, redraws keep to the budget; once it has
         # been quiet for a while (a pause, the end of a run) the last rows are drawn at once.
-        written, now = getattr(capture, "captured", capture.version), time.monotonic()
+        # (captures dropped while the history's head waits for the reader count too).
+        written = getattr(capture, "captured", capture.version) + getattr(capture, "dropped", 0)
+        now = time.monotonic()
         if written != self._last_version:
             self._last_version, self._changed_at = written, now
         if capture.version == self._seen:
