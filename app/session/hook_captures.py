@@ -47,7 +47,7 @@ SLOT_LIMIT = 1 << 14  # numbers copied per capture (leading samples of a big bat
 CAPTURE_BUDGET = 0.01  # share of the step time the copies may take before the stride grows
 MAX_STRIDE = 1 << 12
 MIN_CAPTURE_RATE = 30.0  # captures a second the stride never goes below (fresh frames)
-READ_INTERVAL = 0.1  # seconds between two summaries by the GUI (app.gui.hooks.TICK_MS)
+READ_INTERVAL = 0.2  # seconds between two summaries by the GUI (app.gui.hooks.TICK_MS)
 SAVED_ROWS = 30_000  # most rows of one capture history in a project (~10 MB)
 PACE_WINDOW = 16  # steps (at least; 4 strides) between two looks at the copies' cost
 

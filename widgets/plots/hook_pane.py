@@ -3,7 +3,7 @@ tensor or norm over the training steps.
 
 The pane only reads a capture's summaries (`stats`, `histograms`, `latest`), which the
 window's controller refreshes at display rate; it never summarises. Like the training
-curves it polls the capture's `version` at 10 Hz (its own timer, or its owner's calling
+curves it polls the capture's `version` a few times a second (its own timer, or its owner's calling
 `tick()`), redraws only the view
 shown and only when the version changed, keeps its redraws (paint included) within a
 shared `FrameBudget`, and stops polling while hidden.
@@ -43,7 +43,7 @@ from widgets.plots.distribution import (
 )
 from widgets.plots.ownership import adopt_menus
 
-POLL_INTERVAL_MS = 100  # 10 Hz, as the summaries: a version check; a redraw when budgeted
+POLL_INTERVAL_MS = 100  # on its own timer: a version check; a redraw when budgeted
 QUIET_SECONDS = 0.3  # a capture whose version held this long has stopped streaming
 REDRAW_SHARE = 0.04  # of one core, for a pane given no shared budget
 STAT = {name: i for i, name in enumerate(STAT_COLUMNS)}
