@@ -172,6 +172,8 @@ def main(argv=None) -> int:
     print(f"machine: {machine()}\nBLAS: {blas_info()}")
     variants = list(args.example or EXAMPLES) + ([] if args.no_torch else ["torch"])
     table = []
+    if args.screenshots:
+        Path(args.screenshots).mkdir(parents=True, exist_ok=True)
     for variant in variants:
         runs: dict[int, list[dict]] = {0: [], 5: []}
         for pair in range(args.pairs):

@@ -81,6 +81,7 @@ class HookController(QObject):
         self._subscription = None
         self._probe_versions: dict[str, int] = {}
         self._waiting: set[str] = set()  # panes hidden while their target is deleted
+        self._next_pane = 0  # the pane that asks the shared budget first at the next tick
         self._health_at = 0.0
         self._cost: dict[str, tuple[float, float]] = {}  # hook id -> (spent, when)
         self._build_actions()
@@ -274,9 +275,20 @@ class HookController(QObject):
         if wanted and (session.status != RUNNING or self.summary_budget.ready()):
             # (while training, within the budget; paused or done, catch up at once)
             self.summary_budget.timed(self._summarise, captures, wanted)
-        for dock in self.docks.values():  # the panes' own ticks, on this one timer
-            if dock.isVisible():
-                dock.widget().tick()
+        self._tick_panes()
+
+    def _tick_panes(self) -> None:
+        """The panes' own ticks, on this one timer, taking turns: they share one budget,
+        and the pane asked first after it recovers would otherwise always be the one drawn."""
+        panes = [d.widget() for d in self.docks.values() if d.isVisible()]
+        if not panes:
+            return
+        start = self._next_pane % len(panes)
+        for i, pane in enumerate(panes[start:] + panes[:start]):
+            drawn = pane.redraws
+            pane.tick()
+            if pane.redraws != drawn:  # it had its turn: the next one goes first next time
+                self._next_pane = start + i + 1
 
     def visible_hooks(self) -> list[str]:
         """Hooks whose pane or probe can be seen now (only these are summarised)."""

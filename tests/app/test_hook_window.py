@@ -380,3 +380,48 @@ def test_clicking_a_probe_shows_its_pane(window, qtbot):
                      pos=editor.view.mapFromScene(at))
     qtbot.waitUntil(lambda: seen(window.hooks.docks[one.id].widget()), timeout=TIMEOUT)
     assert window.project.graph.node(first).position == before  # a click, not a drag
+
+
+def test_panes_sharing_a_short_budget_take_turns(window, qtbot, monkeypatch):
+    run = open_project(window, qtbot, epochs=100_000)
+    editor, controller = window.workbench.editor, window.hooks
+    hooks = [editor.add_hook("forward", node_id(window, name))
+             for name in ("dense1", "dense2", "dense3")]  # fmt: skip
+    controller.arrange(tiled=True)
+    panes = [pane_of(window, hook)[1] for hook in hooks]
+    qtbot.waitUntil(lambda: all(seen(pane) for pane in panes), timeout=TIMEOUT)
+
+    class OneDrawPerTick:  # as a budget that has recovered just enough for one redraw
+        left = 0
+
+        def ready(self) -> bool:
+            allowed, self.left = self.left > 0, 0
+            return allowed
+
+        def timed(self, work, *args):
+            return work(*args)
+
+    budget = OneDrawPerTick()
+    for pane in panes:
+        pane.budget = budget
+    tick_panes = controller._tick_panes
+
+    def tick() -> None:
+        budget.left = 1
+        tick_panes()
+
+    monkeypatch.setattr(controller, "_tick_panes", tick)
+    monkeypatch.setattr(controller.summary_budget, "ready", lambda: True)
+    window.run.actions["start"].trigger()
+    qtbot.waitUntil(lambda: run.status == RUNNING, timeout=TIMEOUT)
+    before = [pane.redraws for pane in panes]
+    # Every tick brings each pane new rows, and one of them may draw: they take turns,
+    # not only the first one asking.
+
+    def turns() -> list[int]:
+        return [pane.redraws - b for pane, b in zip(panes, before, strict=True)]
+
+    qtbot.waitUntil(lambda: sum(turns()) >= 15, timeout=TIMEOUT)
+    assert max(turns()) - min(turns()) <= 2, turns()
+    run.stop()
+    qtbot.waitUntil(lambda: run.status == READY, timeout=TIMEOUT)

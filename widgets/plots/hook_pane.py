@@ -3,10 +3,10 @@ tensor or norm over the training steps.
 
 The pane only reads a capture's summaries (`stats`, `histograms`, `latest`), which the
 window's controller refreshes at display rate; it never summarises. Like the training
-curves it polls the capture's `version` a few times a second (its own timer, or its owner's calling
-`tick()`), redraws only the view
-shown and only when the version changed, keeps its redraws (paint included) within a
-shared `FrameBudget`, and stops polling while hidden.
+curves it polls the capture's `version` a few times a second (its own timer, or its
+owner's calling `tick()`), redraws only the view shown and only when the version
+changed, keeps its redraws (paint included) within a shared `FrameBudget`, and stops
+polling while hidden.
 """
 
 from __future__ import annotations
