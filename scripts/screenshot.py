@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     args.example = args.example or ("digits_cnn" if args.hooks else "spiral_mlp")
     args.out = args.out or (HOOKS_OUT if args.hooks else DEFAULT_OUT)
-    args.size = args.size or ("1920x1080" if args.hooks else "1400x900")
+    args.size = args.size or ("1800x1000" if args.hooks else "1400x900")
     width, height = (int(v) for v in args.size.split("x"))
 
     os.environ["QT_QPA_PLATFORM"] = "offscreen"

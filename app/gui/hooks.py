@@ -45,6 +45,7 @@ log = logging.getLogger(__name__)
 
 TICK_MS = round(READ_INTERVAL * 1000)  # summaries, probes and the panes' redraws
 HEALTH_MS = 500
+MAX_READ_GAP = 2.0  # seconds: a longer pause between summaries says nothing of their pace
 PANE_SHARE = 0.015  # of one core, for all panes' redraws together
 SUMMARY_SHARE = 0.01  # of one core, for the summaries and the probes
 SPARK_POINTS = 64
@@ -82,6 +83,8 @@ class HookController(QObject):
         self._probe_versions: dict[str, int] = {}
         self._waiting: set[str] = set()  # panes hidden while their target is deleted
         self._next_pane = 0  # the pane that asks the shared budget first at the next tick
+        self._summarised_at: float | None = None  # when the last summary ran
+        self._read_gap = READ_INTERVAL  # seconds between summaries, smoothed
         self._health_at = 0.0
         self._cost: dict[str, tuple[float, float]] = {}  # hook id -> (spent, when)
         self._build_actions()
@@ -159,7 +162,7 @@ class HookController(QObject):
         session = self.run.session
         captures = session.captures if session is not None else None
         if captures is not None:
-            captures.pace.read_interval = READ_INTERVAL  # rows evenly spaced at our tick
+            captures.pace.read_interval = max(READ_INTERVAL, self._read_gap)  # rows evenly spaced
             held = {i for i in (*captures.captures, *captures.skipped)
                     if not i.startswith(HEALTH_PREFIX)}  # fmt: skip
             for hook_id in held - set(live):
@@ -193,6 +196,9 @@ class HookController(QObject):
         pane = HookPane(None, title=title, view=hook.pane, settings=dict(hook.settings),
                         budget=self.budget, own_timer=False)  # fmt: skip
         pane.setObjectName(f"hook_pane_widget_{hook.id}")
+        # The dock's title bar floats and closes it: the pane's own buttons would only
+        # take room a row of tiled panes needs.
+        pane.show_window_buttons(False)
         dock.setWidget(pane)
         others = [d for d in self.docks.values() if not d.isFloating()]
         if others:
@@ -227,28 +233,41 @@ class HookController(QObject):
             dock.deleteLater()
 
     def arrange(self, *, tiled: bool) -> None:
-        """Hook panes side by side (tiled) or as tabs of one dock area."""
+        """Hook panes side by side (tiled) or as tabs of one dock area.
+
+        Tiled, as many panes go side by side as fit beside the training curves at their
+        smallest width (a window never grows past the screen for them); the others are
+        tabs of the last tile.
+        """
         docks = [d for d in self.docks.values() if d.isVisible() and not d.isFloating()]
         window = self.window
-        if tiled:
-            # Split a dock that is (or was) in a tab group and Qt adds a tab: every pane
-            # leaves the layout first, then each goes right of the one before, the first
-            # right of the training curves.
-            for dock in docks:
-                window.removeDockWidget(dock)
-            plots = window.plots_dock
-            anchors = [plots, *docks] if plots.isVisible() and not plots.isFloating() else docks
-            for dock in docks:
-                window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-                if dock is not anchors[0]:
-                    window.splitDockWidget(anchors[anchors.index(dock) - 1], dock,
-                                           Qt.Orientation.Horizontal)  # fmt: skip
-                dock.show()
-            width = max(window.width() // len(anchors), 1)
-            window.resizeDocks(anchors, [width] * len(anchors), Qt.Orientation.Horizontal)
-        else:
+        if not tiled or len(docks) < 2:
             for previous, dock in zip(docks, docks[1:], strict=False):
                 window.tabifyDockWidget(previous, dock)
+            return
+        # Split a dock that is (or was) in a tab group and Qt adds a tab: every pane
+        # leaves the layout first, then each goes right of the one before, the first
+        # right of the training curves.
+        for dock in docks:
+            window.removeDockWidget(dock)
+        plots = window.plots_dock
+        beside = plots.isVisible() and not plots.isFloating()
+        room = window.centralWidget().width() - (plots.minimumSizeHint().width() if beside else 0)
+        fit = max(1, room // max(docks[0].minimumSizeHint().width(), 1))
+        tiles, tabs = docks[:fit], docks[fit:]
+        anchors = [plots, *tiles] if beside else tiles
+        for dock in tiles:
+            window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+            if dock is not anchors[0]:
+                window.splitDockWidget(anchors[anchors.index(dock) - 1], dock,
+                                       Qt.Orientation.Horizontal)  # fmt: skip
+            dock.show()
+        for dock in tabs:
+            window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
+            window.tabifyDockWidget(tiles[-1], dock)
+            dock.show()
+        width = max(window.centralWidget().width() // len(anchors), 1)
+        window.resizeDocks(anchors, [width] * len(anchors), Qt.Orientation.Horizontal)
 
     def _remove_hook(self, hook_id: str) -> None:
         if not self.editor.remove_hook(hook_id):
@@ -301,6 +320,14 @@ class HookController(QObject):
         scene = self.editor.scene
         shown = scene.shown_probe_ids()
         now = time.monotonic()
+        # The capture stride follows how often summaries really come (the budget may
+        # space them out): captures then fit the slots between two reads, evenly spaced,
+        # instead of the history's head waiting full while newer ones are dropped.
+        if self._summarised_at is not None:
+            gap = min(now - self._summarised_at, MAX_READ_GAP)  # (nothing was on screen)
+            self._read_gap += (gap - self._read_gap) * 0.3
+            captures.pace.read_interval = max(READ_INTERVAL, self._read_gap)
+        self._summarised_at = now
         for hook_id in wanted:
             capture = captures.captures.get(hook_id)
             if capture is None:
@@ -404,6 +431,7 @@ class HookController(QObject):
             return  # a new project's session: the project change comes next and syncs
         self._probe_versions.clear()
         self._cost.clear()
+        self._summarised_at, self._read_gap = None, READ_INTERVAL
         self.sync()
         if self.actions["health"].isChecked():
             self._start_health()

@@ -121,6 +121,8 @@ def test_each_hook_kind_from_the_context_menu_gets_a_pane_that_fills_while_train
         choose(right_click_menu(window, qtbot, "node", node_id(window, name)), action)
     hooks = [hook_on(window, node_id(window, name), kind) for name, _, kind in wanted]
     assert window.undo_stack.undoText().startswith("Add backward hook on dense3")
+    window.resize(2200, 950)  # room for three panes beside the training curves
+    qtbot.wait(50)
     window.hooks.arrange(tiled=True)  # all three panes in view at once
     panes = [pane_of(window, hook)[1] for hook in hooks]
     qtbot.waitUntil(lambda: all(seen(pane) for pane in panes), timeout=TIMEOUT)
@@ -229,7 +231,7 @@ def test_closing_a_pane_or_undoing_removes_the_engine_hook_and_its_capture_stops
     assert run.session.captures.attached(hook.id) and engine_hooks(cell) <= 1
 
     dock, pane = pane_of(window, hook)
-    qtbot.mouseClick(button(pane, "close_button"), Qt.MouseButton.LeftButton)
+    dock.close()  # the × of the pane's title bar
     assert window.project.hooks == [] and engine_hooks(cell) == 0
     assert hook.id not in run.session.captures.captures and hook.id not in window.hooks.docks
     stopped_at = capture.captured
@@ -387,6 +389,8 @@ def test_panes_sharing_a_short_budget_take_turns(window, qtbot, monkeypatch):
     editor, controller = window.workbench.editor, window.hooks
     hooks = [editor.add_hook("forward", node_id(window, name))
              for name in ("dense1", "dense2", "dense3")]  # fmt: skip
+    window.resize(2200, 950)  # room for three panes beside the training curves
+    qtbot.wait(50)
     controller.arrange(tiled=True)
     panes = [pane_of(window, hook)[1] for hook in hooks]
     qtbot.waitUntil(lambda: all(seen(pane) for pane in panes), timeout=TIMEOUT)
@@ -425,3 +429,21 @@ def test_panes_sharing_a_short_budget_take_turns(window, qtbot, monkeypatch):
     assert max(turns()) - min(turns()) <= 2, turns()
     run.stop()
     qtbot.waitUntil(lambda: run.status == READY, timeout=TIMEOUT)
+
+
+def test_tiling_more_panes_than_fit_tabs_the_rest_and_the_window_keeps_its_size(window, qtbot):
+    open_project(window, qtbot)
+    editor, controller = window.workbench.editor, window.hooks
+    names = ("dense1", "tanh1", "dense2", "tanh2", "dense3")
+    hooks = [editor.add_hook("forward", node_id(window, name)) for name in names]
+    width = window.width()
+    controller.arrange(tiled=True)
+    qtbot.wait(100)
+    assert window.width() == width  # a row of panes never pushes the window off the screen
+    docks = [controller.docks[h.id] for h in hooks]
+    shown = [d for d in docks if seen(d)]
+    tiles = {d.geometry().x() for d in shown}
+    assert len(tiles) == len(shown) >= 2  # side by side
+    for dock in docks:
+        if dock not in shown:  # a tab of the last tile, one click away
+            assert shown[-1] in window.tabifiedDockWidgets(dock)

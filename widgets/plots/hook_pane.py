@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSpinBox,
     QStackedWidget,
+    QToolBar,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -202,10 +203,22 @@ class HookPane(QWidget):
         bar.setSpacing(2)
         bar.addWidget(self.view_combo)
         bar.addStretch(1)
-        for button in (self.pause_button, self.every_step_button, self.clear_button,
-                       self.float_button, self.close_button):  # fmt: skip
-            bar.addWidget(button)
+        # A tool bar: in a narrow pane (tiled beside others) the buttons that don't fit
+        # go behind its » menu instead of widening the pane.
+        tools = QToolBar()
+        tools.setObjectName("pane_tools")
+        tools.setStyleSheet("QToolBar { border: none; spacing: 2px; }")
+        self._tools = {button.objectName(): tools.addWidget(button)
+                       for button in (self.pause_button, self.every_step_button,
+                                      self.clear_button, self.float_button,
+                                      self.close_button)}  # fmt: skip
+        bar.addWidget(tools, 0)
         self._bar = bar
+
+    def show_window_buttons(self, shown: bool) -> None:
+        """Show or hide Float and Close (a dock's title bar has its own)."""
+        for name in ("float_button", "close_button"):
+            self._tools[name].setVisible(shown)
 
     def _build_plots(self) -> None:
         self.plot_views: dict[str, pg.PlotWidget] = {}
