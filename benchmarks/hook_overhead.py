@@ -3,7 +3,8 @@
     python benchmarks/hook_overhead.py [--seconds 5] [--pairs 3] [--example spiral_mlp]
 
 Each example (resources/examples/*.cwproj) is opened in the real main window
-(offscreen, 1800×1100, Run dock and Plots area shown, live curves) and trained from
+(offscreen, 2600×1100 so that five tiled panes fit beside the curves, Run dock and
+Plots area shown, live curves) and trained from
 the Run menu's Start, once with no hooks and once with 5 attached as a user attaches
 them (the canvas's context-menu entries: forward hooks on the first 3 layer nodes,
 backward hooks on the last 2), their 5 hook panes tiled so every one is visible and
@@ -56,7 +57,7 @@ def window_rate(name: str, hooks: int, seconds: float, warmup: float, shot: str)
 
     window = MainWindow(remember_layout=False)
     window._confirm_discard_changes = lambda: True  # nothing to save from a benchmark
-    window.resize(1800, 1100)
+    window.resize(2600, 1100)
     window.show()
     assert window.open_example(resource_path("examples", f"{name}.cwproj"))
     run, editor, controller = window.run, window.workbench.editor, window.hooks
@@ -86,7 +87,8 @@ def window_rate(name: str, hooks: int, seconds: float, warmup: float, shot: str)
     result = {
         "rate": (step1 - step0) / (t1 - t0),
         "stride": captures.stride,
-        "panes_visible": sum(pane.isVisible() for pane in panes),
+        "panes_visible": sum(pane.isVisible() and not pane.visibleRegion().isEmpty()
+                             for pane in panes),  # a tab behind another is out of sight
         "pane_redraws": sum(pane.redraws for pane in panes),
         "summaries": controller.summaries,
         "captured": sum(c.captured for c in captures.captures.values()),
