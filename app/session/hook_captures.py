@@ -48,6 +48,9 @@ CAPTURE_BUDGET = 0.01  # share of the step time the copies may take before the s
 MAX_STRIDE = 1 << 12
 MIN_CAPTURE_RATE = 30.0  # captures a second the stride never goes below (fresh frames)
 READ_INTERVAL = 0.2  # seconds between two summaries by the GUI (app.gui.hooks.TICK_MS)
+# Captures a reader summarises at each read (at most): a few evenly spaced rows per read
+# show a run as well as many, and cheap reads come often within the same budget.
+CAPTURES_PER_READ = 8
 SAVED_ROWS = 30_000  # most rows of one capture history in a project (~10 MB)
 PACE_WINDOW = 16  # steps (at least; 4 strides) between two looks at the copies' cost
 
@@ -99,8 +102,8 @@ class CapturePace:
     each copy. Every `PACE_WINDOW` steps (at least 4 strides) the share of time spent
     copying decides: over `budget`, the stride doubles; under a quarter of it (so still
     under half after halving), it halves. With `read_interval` set (the GUI reads that
-    often), it is at least what keeps the captures between two reads within half the
-    slots. Whatever the share, the stride stays at most
+    often), it is at least what keeps the captures between two reads to
+    `CAPTURES_PER_READ`. Whatever the share, the stride stays at most
     the measured steps per second over `MIN_CAPTURE_RATE` (a power of two), so every
     displayed frame still gets fresh data. `budget=None` keeps the stride at 1. `clock`
     can be injected (tests).
@@ -140,9 +143,9 @@ class CapturePace:
         elif self.share < budget / 4 and self.stride > 1:
             self.stride //= 2
         if self.read_interval is not None:  # a reader looks this often (the GUI's tick):
-            # no more captures between two reads than half the slots hold, so the rows
+            # no more than CAPTURES_PER_READ captures between two reads, so the rows
             # are evenly spaced rather than bursts of consecutive steps and gaps.
-            floor = _stride_floor(self.rate, self.read_interval, RING_SLOTS // 2)
+            floor = _stride_floor(self.rate, self.read_interval, CAPTURES_PER_READ)
             self.stride = max(self.stride, floor)
         self.stride = min(self.stride, most)  # the steps slowed down: capture more often
         self._since, self._spent, self._steps = now, 0.0, 0

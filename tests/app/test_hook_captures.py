@@ -155,20 +155,25 @@ def test_big_tensors_are_copied_as_their_leading_samples(shape):
     np.testing.assert_array_equal(kept.reshape(-1), tensor.reshape(-1)[: kept.size])
 
 
-def test_with_a_reader_ten_times_a_second_captures_are_spaced_to_fit_half_the_slots():
+def test_with_a_reader_ten_times_a_second_captures_are_spaced_to_fit_each_read():
     clock = FakeClock()
     pace = CapturePace(budget=0.01, clock=clock)  # copies cost nothing here
-    for _ in range(200):  # 3,000 steps a second
+    for _ in range(400):  # 3,000 steps a second
         pace.step_started()
         clock.now += 1 / 3000
     assert pace.stride == 1  # no reader said how often it reads: every step
     pace.read_interval = 0.1
-    for _ in range(200):
+    for _ in range(800):
         pace.step_started()
         clock.now += 1 / 3000
-    # 300 steps between two reads, at most 32 captures: every 16th step (a power of two),
-    # still far more often than 30 captures a second.
-    assert pace.stride == 16
+    # 300 steps between two reads, at most CAPTURES_PER_READ (8) captures: every 64th step
+    # (a power of two), still more often than 30 captures a second (every 100th).
+    assert pace.stride == 64
+    pace.read_interval = 2.0  # a slow reader: the stride stops where 30 a second remain
+    for _ in range(2000):
+        pace.step_started()
+        clock.now += 1 / 3000
+    assert pace.stride == 64
 
 
 def test_engine_hooks_are_on_only_for_the_steps_a_capture_is_due():
