@@ -259,8 +259,9 @@ class FakeClock:
         return self.now
 
 
-@pytest.mark.parametrize(("step_seconds", "most"), [(0.01, 2), (0.001, 32), (0.05, 1)])
-def test_the_stride_never_drops_the_captures_below_30_a_second(step_seconds, most):
+@pytest.mark.parametrize(("step_seconds", "most"), [(0.01, 16), (0.001, 128), (0.04, 4),
+                                                     (0.5, 1)])  # fmt: skip
+def test_the_stride_never_drops_the_captures_below_5_a_second(step_seconds, most):
     clock = FakeClock()
     pace = CapturePace(0.01, clock)
     for _ in range(5000):
@@ -268,7 +269,7 @@ def test_the_stride_never_drops_the_captures_below_30_a_second(step_seconds, mos
         clock.now += step_seconds
         pace.spend(step_seconds / 2)  # copies far over the budget: the stride would grow
     assert pace.stride == most
-    assert pace.stride == 1 or pace.rate / pace.stride >= 30
+    assert pace.stride == 1 or pace.rate / pace.stride >= 5  # the GUI's 5 Hz tick gets fresh data
 
 
 # ---- the setting -------------------------------------------------------------------------
