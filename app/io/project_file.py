@@ -154,41 +154,36 @@ def _encode(project: Project, name: str) -> bytes:
 
 
 def _arrays(project: Project, name: str) -> dict[str, np.ndarray]:
-    arrays = {}
-    for node_id, values in project.live_param_values().items():
-        for param, value in values.items():
-            key = f"{node_id}/{param}"
-            array = np.asarray(value)
-            if not _PARAM_MEMBER.fullmatch(f"{key}.npy"):
-                raise ProjectFileError(f"Can't save '{name}': {param!r} can't name a Parameter.")
-            if array.dtype.kind not in NUMERIC_KINDS or array.dtype.fields is not None:
-                raise ProjectFileError(
-                    f"Can't save '{name}': Parameter {param!r} holds {array.dtype}, not numbers."
-                )
-            arrays[key] = array
-    return arrays
+    return _member_arrays(project.live_param_values(), _PARAM_MEMBER, name, "Parameter")
 
 
 def _capture_arrays(project: Project, name: str) -> dict[str, np.ndarray]:
-    arrays = {}
-    for hook_id, state in project.live_hook_history().items():
-        for part, value in state.items():
-            key = f"{hook_id}/{part}"
-            array = np.asarray(value)
-            if not _CAPTURE_MEMBER.fullmatch(f"{key}.npy"):
-                raise ProjectFileError(f"Can't save '{name}': {part!r} can't name a capture part.")
-            if array.dtype.kind not in NUMERIC_KINDS or array.dtype.fields is not None:
-                raise ProjectFileError(
-                    f"Can't save '{name}': a hook's capture history holds {array.dtype}, "
-                    "not numbers."
-                )
-            arrays[key] = array
+    arrays = _member_arrays(project.live_hook_history(), _CAPTURE_MEMBER, name, "capture part")
     size = sum(a.nbytes + 512 for a in arrays.values())  # 512: a member's headers, at most
     if size > MAX_CAPTURES_BYTES:  # never write a file that load_project would refuse
         raise ProjectFileError(
             f"Can't save '{name}': its hooks' capture histories need {size:,} bytes (at most "
             f"{MAX_CAPTURES_BYTES:,}); remove some hooks or lower the History setting."
         )
+    return arrays
+
+
+def _member_arrays(groups: dict[str, dict[str, object]], pattern: re.Pattern[str], name: str,
+                   what: str) -> dict[str, np.ndarray]:  # fmt: skip
+    """One array per `<owner>/<part>` of `groups` (owner -> part -> value), checked as
+    loading checks them."""
+    arrays = {}
+    for owner, values in groups.items():
+        for part, value in values.items():
+            key = f"{owner}/{part}"
+            array = np.asarray(value)
+            if not pattern.fullmatch(f"{key}.npy"):
+                raise ProjectFileError(f"Can't save '{name}': {part!r} can't name a {what}.")
+            if array.dtype.kind not in NUMERIC_KINDS or array.dtype.fields is not None:
+                raise ProjectFileError(
+                    f"Can't save '{name}': {what} {part!r} holds {array.dtype}, not numbers."
+                )
+            arrays[key] = array
     return arrays
 
 
@@ -324,39 +319,38 @@ def _upgrade(data: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def _parse_params(raw: bytes, node_ids: set[str], name: str) -> dict[str, dict[str, np.ndarray]]:
-    def cap(member: str) -> int | None:
-        return MAX_PARAMS_BYTES if _PARAM_MEMBER.fullmatch(member) else None
-
-    values: dict[str, dict[str, np.ndarray]] = {}
     try:
-        arrays = read_zip(io.BytesIO(raw), cap, Limits(MAX_PARAMS_BYTES, MAX_PARAM_ARRAYS))
-        for member, data in arrays.items():
-            node_id, param = _PARAM_MEMBER.fullmatch(member).groups()
-            if node_id not in node_ids:
-                raise ArchiveError(f"it holds values for a node ({node_id}) not in the graph")
-            values.setdefault(node_id, {})[param] = read_npy(data)
+        return _parse_members(raw, _PARAM_MEMBER, node_ids, MAX_PARAMS_BYTES, MAX_PARAM_ARRAYS,
+                              "it holds values for a node ({}) not in the graph")  # fmt: skip
     except ArchiveError as exc:
         raise ProjectFileError(f"'{name}' has damaged Parameter values: {exc}.") from None
-    return values
 
 
 def _parse_captures(raw: bytes, hook_ids: set[str], name: str) -> dict[str, dict[str, np.ndarray]]:
     """Each hook's capture history as arrays by part; whether the parts fit together is
     the session's to check (a capture whose history does not fit starts afresh)."""
-
-    def cap(member: str) -> int | None:
-        return MAX_CAPTURES_BYTES if _CAPTURE_MEMBER.fullmatch(member) else None
-
-    histories: dict[str, dict[str, np.ndarray]] = {}
     try:
-        arrays = read_zip(io.BytesIO(raw), cap, Limits(MAX_CAPTURES_BYTES, MAX_CAPTURE_ARRAYS))
-        for member, data in arrays.items():
-            hook_id, part = _CAPTURE_MEMBER.fullmatch(member).groups()
-            if hook_id not in hook_ids:
-                raise ArchiveError(f"it holds a history for a hook ({hook_id}) the project has not")
-            histories.setdefault(hook_id, {})[part] = read_npy(data)
+        return _parse_members(raw, _CAPTURE_MEMBER, hook_ids, MAX_CAPTURES_BYTES,
+                              MAX_CAPTURE_ARRAYS,
+                              "it holds a history for a hook ({}) the project has not")  # fmt: skip
     except ArchiveError as exc:
         raise ProjectFileError(
             f"'{name}' has damaged hook captures ({CAPTURES_MEMBER}): {exc}."
         ) from None
-    return histories
+
+
+def _parse_members(raw: bytes, pattern: re.Pattern[str], owners: set[str], max_bytes: int,
+                   max_arrays: int, stranger: str) -> dict[str, dict[str, np.ndarray]]:  # fmt: skip
+    """The arrays of an .npz member named `<owner>/<part>.npy`, by owner and part;
+    ArchiveError if damaged or naming an owner not in `owners` (`stranger` says so)."""
+
+    def cap(member: str) -> int | None:
+        return max_bytes if pattern.fullmatch(member) else None
+
+    found: dict[str, dict[str, np.ndarray]] = {}
+    for member, data in read_zip(io.BytesIO(raw), cap, Limits(max_bytes, max_arrays)).items():
+        owner, part = pattern.fullmatch(member).groups()
+        if owner not in owners:
+            raise ArchiveError(stranger.format(owner))
+        found.setdefault(owner, {})[part] = read_npy(data)
+    return found
