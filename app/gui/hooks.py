@@ -31,7 +31,7 @@ from app.document import HookAdded, HookChanged, HookRemoved, Project
 from app.session import RUNNING
 from app.session.health import PREFIX as HEALTH_PREFIX
 from app.session.health import Health, HealthMonitor
-from app.session.hook_captures import READ_INTERVAL
+from app.session.hook_captures import READ_INTERVAL, STAT_COLUMNS
 from widgets.node_editor.probes import Indicator
 from widgets.plots import FrameBudget, HookPane
 
@@ -343,8 +343,8 @@ class HookController(QObject):
 
     def _probe(self, capture: HookCapture) -> tuple[np.ndarray, str]:
         hook = capture.hook
-        column = 5 if hook.gradient else 1  # norm of a gradient, else the mean
-        rows = capture.stats.snapshot()[-SPARK_POINTS:]
+        column = STAT_COLUMNS.index("norm" if hook.gradient else "mean")
+        rows = capture.stats.newest(SPARK_POINTS)
         values = rows[:, column] if len(rows) else np.empty(0)
         what = "gradient norm" if hook.gradient else "mean"
         name = f"{KIND_NAMES[hook.kind]} on {self.editor.target_name(hook.target)}"

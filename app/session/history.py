@@ -112,6 +112,15 @@ class History:
         with self._lock:
             return self._ordered()[0], self._version
 
+    def newest(self, n: int) -> np.ndarray:
+        """A copy of the last `n` rows held (fewer while fewer are), oldest first; from the
+        tail alone when it holds them, so a sparkline does not copy the whole history."""
+        with self._lock:
+            if n <= self._tails:
+                ring = self._tail_start + np.arange(self._tails - n, self._tails)
+                return self._rows[self._head_size + self._middle_size + ring % self._head_size]
+            return self._ordered()[0][-n:] if n > 0 else self._ordered()[0][:0]
+
     def last(self) -> np.ndarray | None:
         """A copy of the newest row, or None while empty."""
         with self._lock:
@@ -313,6 +322,9 @@ class HistoryColumns:
     def snapshot_with_version(self) -> tuple[np.ndarray, int]:
         rows, version = self._history.snapshot_with_version()
         return rows[:, self._columns].copy(), version
+
+    def newest(self, n: int) -> np.ndarray:
+        return self._history.newest(n)[:, self._columns]
 
     def last(self) -> np.ndarray | None:
         row = self._history.last()

@@ -397,3 +397,12 @@ def test_captures_nobody_summarised_yet_are_saved_when_a_run_ends():
     session.run(steps=20)  # no reader at all: 20 copies wait in their slots
     saved = project.hook_history[hook.id]  # the run's own store summarised them
     np.testing.assert_array_equal(saved["history"][:, 0], np.arange(1, 21))
+
+
+@pytest.mark.parametrize("rows", [3, 8, 12, 40])
+def test_the_newest_rows_are_the_snapshots_last_ones(rows):
+    history = History(5, 2, seed=1)
+    for i in range(rows):
+        history.append_values(i, -i)
+    for n in (1, 3, 5, 7, 50):
+        np.testing.assert_array_equal(history.newest(n), history.snapshot()[-n:])
