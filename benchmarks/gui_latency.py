@@ -26,6 +26,7 @@ import argparse
 import os
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -33,9 +34,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.engine_vs_torch import BLAS_VARS, blas_info, machine  # noqa: E402
+from benchmarks.window import LONG_RUN, training_window  # noqa: E402
 
 POST_MS = 20
-LONG_RUN = 1_000_000  # epochs: the run outlasts the measurement
 
 
 def headless_rate(example: Path, seconds: float) -> float:
@@ -58,27 +59,10 @@ def headless_rate(example: Path, seconds: float) -> float:
 
 def window_run(example: Path, seconds: float, rounds: int = 3) -> dict:
     """Train in the window while posting user-like events; delays (ms) and steps/s."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import tempfile
+    app, window = training_window(example, 1400, 900)
+    from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QObject, QTimer
 
-    from PySide6.QtCore import QCoreApplication, QEvent, QEventLoop, QObject, QSettings, QTimer
-    from PySide6.QtWidgets import QApplication
-
-    settings_dir = tempfile.mkdtemp(prefix="cellwright-bench-")
-    for fmt in (QSettings.Format.IniFormat, QSettings.Format.NativeFormat):
-        QSettings.setPath(fmt, QSettings.Scope.UserScope, settings_dir)
-    app = QApplication.instance() or QApplication([])
-    from app.gui.main_window import MainWindow
-
-    window = MainWindow(remember_layout=False)
-    window._confirm_discard_changes = lambda: True  # nothing to save from a benchmark
-    window.resize(1400, 900)
-    window.show()
-    assert window.open_example(example)
     run = window.run
-    run.panel.setting_changed.emit("epochs", LONG_RUN)
-    app.processEvents()
-    run._on_refresh_timer_timeout()  # the session for the long run, now rather than in 300 ms
     editor = window.workbench.editor
     node_ids = list(window.project.graph.nodes)
     probe_type = QEvent.Type(QEvent.registerEventType())

@@ -34,36 +34,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.engine_vs_torch import BLAS_VARS, blas_info, machine  # noqa: E402
+from benchmarks.window import training_window  # noqa: E402
 
 EXAMPLES = ("spiral_mlp", "digits_cnn")
-LONG_RUN = 1_000_000  # epochs: the run outlasts the measurement
 LAYERS = ("Dense", "Conv2d")
 
 
 def window_rate(name: str, hooks: int, seconds: float, warmup: float, shot: str) -> dict:
     """Steps/s of an example trained in the window with `hooks` (0 or 5) hook panes shown."""
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    import tempfile
+    from PySide6.QtCore import QEventLoop, QTimer
 
-    from PySide6.QtCore import QEventLoop, QSettings, QTimer
-    from PySide6.QtWidgets import QApplication
-
-    settings_dir = tempfile.mkdtemp(prefix="cellwright-bench-")
-    for fmt in (QSettings.Format.IniFormat, QSettings.Format.NativeFormat):
-        QSettings.setPath(fmt, QSettings.Scope.UserScope, settings_dir)
-    app = QApplication.instance() or QApplication([])
-    from app.gui.main_window import MainWindow
     from app.resources_path import resource_path
 
-    window = MainWindow(remember_layout=False)
-    window._confirm_discard_changes = lambda: True  # nothing to save from a benchmark
-    window.resize(2600, 1100)
-    window.show()
-    assert window.open_example(resource_path("examples", f"{name}.cwproj"))
+    app, window = training_window(resource_path("examples", f"{name}.cwproj"), 2600, 1100)
     run, editor, controller = window.run, window.workbench.editor, window.hooks
-    run.panel.setting_changed.emit("epochs", LONG_RUN)
-    app.processEvents()
-    run._on_refresh_timer_timeout()  # the session for the long run, now rather than in 300 ms
     if hooks:
         layers = [n.id for n in window.project.graph.nodes.values() if n.type in LAYERS]
         wanted = [("forward", t) for t in layers[:3]] + [("backward", t) for t in layers[-2:]]
