@@ -208,8 +208,6 @@ class HookController(QObject):
             window.splitDockWidget(window.plots_dock, dock, Qt.Orientation.Horizontal)
         hook_id = hook.id
         dock.close_requested.connect(lambda: self._remove_hook(hook_id))
-        pane.close_requested.connect(lambda: self._remove_hook(hook_id))
-        pane.float_requested.connect(lambda: dock.setFloating(not dock.isFloating()))
         pane.settings_changed.connect(
             lambda view, settings: self._on_pane_settings_changed(hook_id, view, settings))
         self.docks[hook_id] = dock
@@ -228,7 +226,6 @@ class HookController(QObject):
             pane = dock.widget()
             if pane is not None:
                 pane.set_capture(None)
-                pane.timer.stop()
             self.window.removeDockWidget(dock)
             dock.deleteLater()
 
@@ -455,10 +452,8 @@ class HookController(QObject):
             self._start_health()
 
     def _on_window_closing(self) -> None:
-        self._timer.stop()
+        self._timer.stop()  # the panes tick on it too
         self._stop_health()
-        for dock in self.docks.values():
-            dock.widget().timer.stop()
 
 
 def _indicator(health: Health) -> Indicator:
