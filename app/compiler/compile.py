@@ -46,6 +46,9 @@ class CompiledNetwork:
     - `parameter_owner[param_name] = (node_id, local_name)`, e.g.
       'dense1.weight' → (id of dense1, 'weight').
     - `edge_hooks` sets backward hooks on edges and HookBackward nodes (see BackwardHooks).
+    - `trainable` names the Parameters training updates by their nature (not BatchNorm's
+      moving statistics); those the project froze have `requires_grad=False` but are
+      listed, so the optimizer holds them and unfreezing needs no new optimizer.
     """
 
     network: GraphCell
@@ -60,6 +63,19 @@ class CompiledNetwork:
     edge_hooks: BackwardHooks
     report: ShapeReport
     loaded: list[str] = field(default_factory=list)  # parameter names taken from the project
+    trainable: list[str] = field(default_factory=list)
+
+    def trainable_params(self) -> list[Parameter]:
+        """The Parameters an optimizer should hold: trainable by nature, frozen or not."""
+        params = self.parameters()
+        return [params[name] for name in self.trainable]
+
+    def apply_frozen(self, project: Project) -> None:
+        """Set `requires_grad` from the project's frozen names (trainable Parameters only)."""
+        params = self.parameters()
+        for name in self.trainable:
+            node_id, local = self.parameter_owner[name]
+            params[name].requires_grad = not project.is_frozen(node_id, local)
 
     def parameters(self) -> dict[str, Parameter]:
         """The network's Parameters by name ('dense1.weight'), in network order."""
@@ -77,10 +93,20 @@ class CompiledNetwork:
         return loaded
 
     def store_values(self, project: Project) -> None:
-        """Write every Parameter's current value (moving statistics too) into the project."""
+        """Write every Parameter's current value (moving statistics too) into the project.
+
+        An array the project already has for it (same shape and dtype) is written in place,
+        so a view holding it sees the new values.
+        """
         for name, param in self.parameters().items():
             node_id, local = self.parameter_owner[name]
-            project.param_values.setdefault(node_id, {})[local] = param.asnumpy().copy()
+            arrays = project.param_values.setdefault(node_id, {})
+            value, old = param.asnumpy(), arrays.get(local)
+            if (isinstance(old, np.ndarray) and old.shape == value.shape
+                    and old.dtype == value.dtype and old.flags.writeable):  # fmt: skip
+                np.copyto(old, value)
+            else:
+                arrays[local] = value.copy()
 
 
 class _Builder:
@@ -219,6 +245,8 @@ def compile_project(project: Project, *, catalogue: Catalogue = CATALOGUE) -> Co
         report=report,
     )
     compiled.loaded = compiled.load_values(project)
+    compiled.trainable = [n for n, p in compiled.parameters().items() if p.requires_grad]
+    compiled.apply_frozen(project)
     return compiled
 
 

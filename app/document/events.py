@@ -100,6 +100,28 @@ class HookChanged:
     new: Any
 
 
+@dataclass(frozen=True)
+class ParamValuesChanged:
+    """Entries of a trained Parameter value changed (`project.param_values[node_id][name]`).
+
+    `index` is the NumPy index of the region that changed, `(Ellipsis,)` for all of it.
+    """
+
+    node_id: str
+    name: str
+    index: tuple
+
+
+@dataclass(frozen=True)
+class FreezeChanged:
+    """Parameters of a node were frozen (`frozen=True`: training leaves them as they are)
+    or unfrozen."""
+
+    node_id: str
+    names: tuple[str, ...]
+    frozen: bool
+
+
 GraphEvent = (
     NodeAdded
     | NodeRemoved

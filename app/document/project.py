@@ -9,7 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from app.document.events import Events, HookAdded, HookChanged, HookRemoved, TrainingChanged
+from app.document.events import (
+    Events,
+    FreezeChanged,
+    HookAdded,
+    HookChanged,
+    HookRemoved,
+    ParamValuesChanged,
+    TrainingChanged,
+)
 from app.document.graph import Graph
 from app.document.node import ABSENT, DocumentError, check_id, new_id, same_value
 
@@ -68,7 +76,9 @@ class Project:
     nodes no longer in the graph are kept in memory (an undo may bring the node back)
     but are not saved. `hook_history[hook_id]` is what a hook captured during training
     (its capture history's state, arrays by name, written by the training session);
-    likewise saved only for hooks still attached.
+    likewise saved only for hooks still attached. `frozen[node_id]` names the node's
+    Parameters the user froze (training leaves them unchanged); saved for nodes still
+    in the graph.
     """
 
     graph: Graph = field(default_factory=Graph)
@@ -78,6 +88,7 @@ class Project:
     view: dict[str, Any] = field(default_factory=dict)
     param_values: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     hook_history: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
+    frozen: dict[str, set[str]] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
     # TrainingChanged after each `set_training` (the graph has its own `graph.events`).
     events: Events = field(default_factory=Events, repr=False, compare=False)
@@ -152,6 +163,55 @@ class Project:
             if node.subgraph is not None:
                 ids |= set(node.subgraph.edges)
         return ids
+
+    # ---- Parameter values and freezing (the undo commands call these) ----------------------
+
+    def set_values(self, node_id: str, name: str, index: tuple, values: np.ndarray) -> np.ndarray:
+        """Write `values` into `param_values[node_id][name][index]` in place; returns the old
+        entries there (a copy, for an undo). Finite numbers of the right shape only."""
+        array = self.param_values.get(node_id, {}).get(name)
+        if array is None:
+            raise DocumentError(f"There is no value for the Parameter {name} to change.")
+        index = tuple(index)
+        try:
+            old = np.array(array[index], copy=True)
+            new = np.asarray(values)
+            if new.shape != old.shape:
+                raise DocumentError(f"{name}{list(index)} has shape {old.shape}; the new values "
+                                    f"have shape {new.shape}.")  # fmt: skip
+            with np.errstate(all="ignore"):
+                converted = new.astype(array.dtype)
+        except (IndexError, TypeError, ValueError) as exc:
+            raise DocumentError(f"Can't change {name}: {exc}") from None
+        if converted.dtype.kind == "f" and not np.isfinite(converted).all():
+            raise DocumentError(f"A Parameter must hold finite numbers; the new values for "
+                                f"{name} are not all finite.")  # fmt: skip
+        array[index] = converted
+        self.events.emit(ParamValuesChanged(node_id, name, index))
+        return old
+
+    def is_frozen(self, node_id: str, name: str) -> bool:
+        return name in self.frozen.get(node_id, ())
+
+    def set_frozen(self, node_id: str, names: tuple[str, ...] | list[str], frozen: bool) -> None:
+        """Freeze (or unfreeze) the node's Parameters `names`; tells the listeners."""
+        if node_id not in self.node_ids():
+            raise DocumentError("That node is no longer in the network.")
+        names = tuple(dict.fromkeys(names))
+        now = self.frozen.setdefault(node_id, set())
+        if frozen:
+            now.update(names)
+        else:
+            now.difference_update(names)
+        if not now:
+            del self.frozen[node_id]
+        self.events.emit(FreezeChanged(node_id, names, bool(frozen)))
+
+    def live_frozen(self) -> dict[str, list[str]]:
+        """Frozen Parameter names of nodes still in the graph (what a save writes)."""
+        present = self.node_ids()
+        return {nid: sorted(names) for nid, names in self.frozen.items()
+                if nid in present and names}  # fmt: skip
 
     def live_param_values(self) -> dict[str, dict[str, np.ndarray]]:
         """Parameter values of nodes still in the graph (what a save writes)."""

@@ -180,7 +180,7 @@ PROJECT = record(
         "view": map_of(json_value),
         "metadata": map_of(json_value),
     },
-    {"saved_by": text(200)},
+    {"saved_by": text(200), "frozen": map_of(list_of(text(200, 1)))},
 )
 
 
@@ -217,6 +217,9 @@ def check_references(data: dict) -> tuple[set[str], set[str]]:
         if hook["id"] in hook_ids:
             raise SchemaError(f"hooks[{i}] reuses the id {hook['id']}")
         hook_ids.add(hook["id"])
+    for node_id in data.get("frozen", {}):
+        if node_id not in node_ids:
+            raise SchemaError(f"frozen names the node {node_id!r}, which is not in the graph")
     return node_ids, edge_ids
 
 
@@ -240,6 +243,7 @@ def project_to_json(project: Project, saved_by: str) -> dict:
         ],
         "view": project.view,
         "metadata": project.metadata,
+        **({"frozen": frozen} if (frozen := project.live_frozen()) else {}),
     }
 
 
@@ -258,4 +262,5 @@ def project_from_json(data: dict) -> Project:
         ],
         view=data["view"],
         metadata=data["metadata"],
+        frozen={nid: set(names) for nid, names in data.get("frozen", {}).items() if names},
     )

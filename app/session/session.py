@@ -86,7 +86,8 @@ class TrainingSession:
         self.network = self.compiled.network
         self.loss_fn = self._loss()
         self._check_fit()
-        self.optimizer = make_optimizer(self.settings, self.network.trainable_params())
+        # Frozen Parameters are held too (requires_grad=False: the optimizer leaves them).
+        self.optimizer = make_optimizer(self.settings, self.compiled.trainable_params())
         owner = self.compiled.parameter_owner
         if restart:
             clear_optimizer(project.param_values)

@@ -58,10 +58,12 @@ class ParameterSnapshot:
             self.step = step
             self._version += 1
 
-    def values(self) -> dict[str, np.ndarray]:
-        """Copies of the latest copies (so the reader keeps them however long it likes)."""
+    def values(self, names: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+        """Copies of the latest copies (all, or those `names`), for the reader to keep."""
         with self._lock:
-            return {name: array.copy() for name, array in self._copies.items()}
+            if names is None:
+                return {name: array.copy() for name, array in self._copies.items()}
+            return {name: self._copies[name].copy() for name in names if name in self._copies}
 
     def copy_into(self, params: Mapping[str, Parameter]) -> int:
         """Write the latest copies into `params` (another network's, by name); their step."""
