@@ -475,3 +475,55 @@ def splice_command(root: Graph, path: Iterable[str], edge_id: str, node: Node,
 
     return SnapshotCommand(root, path, f"Insert {node.type} into a connection", edit,
                            lambda graph, added: f"Insert {added.name} into a connection")
+
+
+class ParamValuesCommand(DocumentCommand):
+    """Write new values into regions of one trained Parameter (a typed entry, a fill, an
+    import, a re-initialization). Undo puts the old entries back, region by region.
+
+    Structural: it changes what the network computes, so it is refused while a run is
+    going on (allowed while paused; the run goes on with the new values).
+    """
+
+    def __init__(self, project: Project, node_id: str, name: str,
+                 regions: Iterable[tuple[tuple, np.ndarray]], text: str) -> None:  # fmt: skip
+        super().__init__(project.graph, (), text)
+        self._project, self._node_id, self._name = project, node_id, name
+        self._new = [(tuple(index), np.array(values, copy=True)) for index, values in regions]
+        self._old: list[tuple[tuple, np.ndarray]] = []
+
+    def _do(self, graph: Graph) -> None:
+        old = []
+        try:
+            for index, values in self._new:
+                old.append((index, self._project.set_values(self._node_id, self._name, index,
+                                                            values)))  # fmt: skip
+        except DocumentError:
+            for index, values in reversed(old):  # a later region refused: put back the first
+                self._project.set_values(self._node_id, self._name, index, values)
+            raise
+        self._old = old
+
+    def _undo(self, graph: Graph) -> None:
+        for index, values in reversed(self._old):
+            self._project.set_values(self._node_id, self._name, index, values)
+
+
+class FreezeCommand(DocumentCommand):
+    """Freeze (training leaves them unchanged) or unfreeze some Parameters of one node."""
+
+    def __init__(self, project: Project, node_id: str, names: Iterable[str], frozen: bool,
+                 text: str) -> None:  # fmt: skip
+        super().__init__(project.graph, (), text)
+        self._project, self._node_id = project, node_id
+        self._names = tuple(names)
+        self._frozen = bool(frozen)
+        self._before = tuple(n for n in self._names if project.is_frozen(node_id, n))
+
+    def _do(self, graph: Graph) -> None:
+        self._project.set_frozen(self._node_id, self._names, self._frozen)
+
+    def _undo(self, graph: Graph) -> None:
+        self._project.set_frozen(self._node_id, self._names, False)
+        if self._before:
+            self._project.set_frozen(self._node_id, self._before, True)

@@ -26,6 +26,7 @@ from app import __version__
 from app.gui import project_files
 from app.gui.commands import DocumentStack
 from app.gui.hooks import HookController
+from app.gui.parameters import ParameterController
 from app.gui.run import RunController
 from app.gui.settings import RecentFiles, app_settings
 from app.gui.workbench import Workbench
@@ -92,6 +93,8 @@ class MainWindow(QMainWindow):
         self.workbench = Workbench(self)  # canvas, palette and inspector
         self.run = RunController(self, self.workbench.editor)  # Run menu, panel and plots
         self.hooks = HookController(self, self.workbench.editor, self.run)  # panes, probes
+        self.parameters = ParameterController(  # the Inspector's Parameters, the editor dock
+            self, self.workbench.editor, self.workbench.inspector, self.run)
         self._restore_layout()
 
     # ----------------------------------------------------------------- public API

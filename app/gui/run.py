@@ -536,6 +536,14 @@ class RunController(QObject):
         self._boundary_budget.timed(self._draw_boundary, session)
         return True
 
+    def weights_changed(self) -> None:
+        """Parameter values were edited (with no run training): views of the weights redraw."""
+        session = self.session
+        if session is not None and session.status in (READY, PAUSED):
+            session.snapshot.take_now(session.state.step)
+        self._boundary_dirty = True
+        self.refresh_boundary()
+
     def _draw_boundary(self, session: TrainingSession) -> None:
         step = session.snapshot.copy_into(self._preview_params)
         extent, points = self._grid

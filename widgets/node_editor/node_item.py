@@ -40,6 +40,7 @@ class NodeItem(QGraphicsRectItem):
         self.setZValue(1.0)
         self.setPen(QPen(Qt.PenStyle.NoPen))
         self.error = ""
+        self.frozen_badge = ""  # '❄' (all Parameters frozen) or '❄ 1/2' (some), else ''
         self.mode_badge = ""  # 'train' / 'predict' on nodes whose behaviour depends on it
         self.highlight: dict[PortKey, bool] = {}  # during a connection drag: port -> allowed
         self.snap = 0.0  # grid step while dragging, 0 for none
@@ -55,22 +56,9 @@ class NodeItem(QGraphicsRectItem):
         self.inputs, self.outputs = node.inputs, node.outputs
         self.is_composite = node.is_composite
         self.colour = style.category_colour(category)
-        m = style.metrics
-        label_width = max((m("port").horizontalAdvance(p) for p in self.inputs), default=0.0)
-        label_width += max((m("port").horizontalAdvance(p) for p in self.outputs), default=0.0)
-        width = max(
-            style.NODE_MIN_WIDTH,
-            m("title").horizontalAdvance(self.name) + m("type").horizontalAdvance(kind) + 36,
-            m("summary").horizontalAdvance(summary) + 24,
-            label_width + 48,
-        )
-        self.width = float(round(width / style.GRID) * style.GRID)
         rows = max(len(self.inputs), len(self.outputs), 1)
         self.height = style.HEADER + rows * style.ROW + (style.FOOTER if summary else 6.0)
-        self.prepareGeometryChange()
-        r = style.PORT_RADIUS + 2
-        self.setRect(QRectF(-r, -8.0, self.width + 2 * r, self.height + 10.0))
-        self.update()
+        self._layout()
 
     def set_error(self, reason: str) -> None:
         if reason != self.error:
@@ -82,6 +70,35 @@ class NodeItem(QGraphicsRectItem):
         if text != self.mode_badge:
             self.mode_badge = text
             self.update()
+
+    def set_frozen_badge(self, text: str) -> None:
+        """Mark the node as holding frozen Parameters (training leaves them unchanged)."""
+        if text != self.frozen_badge:
+            self.frozen_badge = text
+            self.setToolTip(self.error or (f"Frozen Parameters: {text.removeprefix('❄').strip()}"
+                                           if text else ""))  # fmt: skip
+            self._layout()
+
+    def _layout(self) -> None:
+        """The width the name, type, badge, summary and port labels need."""
+        m = style.metrics
+        label_width = max((m("port").horizontalAdvance(p) for p in self.inputs), default=0.0)
+        label_width += max((m("port").horizontalAdvance(p) for p in self.outputs), default=0.0)
+        width = max(
+            style.NODE_MIN_WIDTH,
+            m("title").horizontalAdvance(self.name) + m("type").horizontalAdvance(self.kind) + 36
+            + (self._frozen_width() + 6 if self.frozen_badge else 0),
+            m("summary").horizontalAdvance(self.summary) + 24,
+            label_width + 48,
+        )
+        self.width = float(round(width / style.GRID) * style.GRID)
+        self.prepareGeometryChange()
+        r = style.PORT_RADIUS + 2
+        self.setRect(QRectF(-r, -8.0, self.width + 2 * r, self.height + 10.0))
+        self.update()
+
+    def _frozen_width(self) -> float:
+        return style.metrics("port").horizontalAdvance(self.frozen_badge) + 10
 
     def set_highlight(self, highlight: dict[PortKey, bool]) -> None:
         if highlight != self.highlight:
@@ -168,6 +185,8 @@ class NodeItem(QGraphicsRectItem):
         rect = QRectF(10.0, 0.0, self.width - 20.0, style.HEADER)
         align = Qt.AlignmentFlag.AlignVCenter
         painter.drawText(rect, align | Qt.AlignmentFlag.AlignLeft, self.name)
+        if self.frozen_badge:
+            self._paint_frozen_badge(painter)
         if lod >= style.DETAIL_LABELS:
             painter.setFont(style.font("type"))
             painter.setPen(QColor(255, 255, 255, 190))
@@ -179,6 +198,19 @@ class NodeItem(QGraphicsRectItem):
             painter.setPen(style.TEXT)
             painter.setFont(style.font("title"))
             painter.drawText(QRectF(self.width - 10, -6, 16, 16), Qt.AlignmentFlag.AlignCenter, "!")
+
+    def _paint_frozen_badge(self, painter: QPainter) -> None:
+        """An ice-blue pill right of the name: some Parameters are frozen."""
+        left = 10.0 + style.metrics("title").horizontalAdvance(self.name) + 6
+        rect = QRectF(left, (style.HEADER - 14) / 2, self._frozen_width(), 14)
+        painter.save()
+        painter.setPen(Qt.PenStyle.NoPen)
+        painter.setBrush(style.FROZEN)
+        painter.drawRoundedRect(rect, 7, 7)
+        painter.setPen(QColor(10, 40, 70))
+        painter.setFont(style.font("port"))
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, self.frozen_badge)
+        painter.restore()
 
     def _paint_mode_badge(self, painter: QPainter) -> None:
         """A small pill at the footer's right end: the mode this node computes in."""

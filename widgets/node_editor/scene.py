@@ -50,6 +50,7 @@ class GraphScene(QGraphicsScene):
         self.graph: Graph | None = None
         self.root: Graph | None = None
         self.nodes: dict[str, NodeItem] = {}
+        self.frozen: dict[str, str] = {}  # node id -> its frozen badge (see set_frozen)
         self.edges: dict[str, EdgeItem] = {}
         self._edges_of: dict[str, set[str]] = {}
         self._subscription: Subscription | None = None
@@ -195,6 +196,14 @@ class GraphScene(QGraphicsScene):
         for node_id in self.nodes:
             self._badge(node_id)
 
+    def set_frozen(self, marks: dict[str, str]) -> None:
+        """Badge nodes holding frozen Parameters: node id -> badge text ('❄', '❄ 1/2')."""
+        self.frozen = dict(marks)
+        for node_id, item in self.nodes.items():
+            if item.frozen_badge != self.frozen.get(node_id, ""):
+                item.set_frozen_badge(self.frozen.get(node_id, ""))
+                self._on_item_moved(item)  # the width changed: edges follow the ports
+
     def _badge(self, node_id: str) -> None:
         item, node = self.nodes.get(node_id), self.graph.nodes.get(node_id)
         if item is None or node is None:
@@ -204,6 +213,8 @@ class GraphScene(QGraphicsScene):
 
     def _add_node_item(self, node_id: str) -> None:
         item = NodeItem(*self._describe(node_id))
+        if node_id in self.frozen:
+            item.set_frozen_badge(self.frozen[node_id])
         item.snap = self.snap
         item.on_moved = self._on_item_moved
         self.nodes[node_id] = item

@@ -32,6 +32,7 @@ NODE_ERROR = QColor("#ef5350")
 TEXT = QColor("#eceff4")
 MODE_TRAIN = QColor("#c2410c")  # badge on Dropout/BatchNorm nodes: the mode they compute in
 MODE_PREDICT = QColor("#2563eb")
+FROZEN = QColor("#bfe3ff")  # badge on nodes with frozen Parameters
 TEXT_DIM = QColor("#aab2bf")
 PORT = QColor("#c7cdd6")
 PORT_OK = QColor("#66d17a")
