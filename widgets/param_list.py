@@ -143,6 +143,7 @@ class ParameterList(QWidget):
             item.setText(STATUS_COLUMN, "frozen ❄" if info.frozen else "yes")
             item.setToolTip(STATUS_COLUMN, "Untick to freeze: training leaves it unchanged")
         else:
+            item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsUserCheckable)
             item.setText(STATUS_COLUMN, "no")
             item.setToolTip(STATUS_COLUMN, "Not trained by the optimizer (e.g. BatchNorm's "
                                            "moving statistics)")  # fmt: skip
