@@ -1,8 +1,11 @@
 """The Inspector dock: name and hyper-parameters of the selected node, edited through undo.
 
 A typed value is read by the hyper-parameter's own ParamSpec; a value it refuses
-turns the field red, its message goes to the status bar, and nothing changes. The
-form follows the document's events, so an undo shows at once.
+turns the field red with the reason as its tooltip, the reason goes out as `message`
+(to the status bar), and nothing changes. A valid value typed into that field then
+takes the red look away and sends the reason out again as `cleared`, so a status bar
+still showing it can drop it; showing another node forgets the refusals. The form
+follows the document's events, so an undo shows at once.
 """
 
 from __future__ import annotations
@@ -28,7 +31,8 @@ BAD = "QLineEdit, QComboBox { background: #ffe3e3; color: #7a1010; border: 1px s
 
 
 class Inspector(QWidget):
-    message = Signal(str)
+    message = Signal(str)  # why a typed value was refused
+    cleared = Signal(str)  # a message sent before, now out of date: the field took a value
 
     def __init__(self, catalogue: Catalogue | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -40,6 +44,7 @@ class Inspector(QWidget):
         self._node_id: str | None = None
         self._subscription: Subscription | None = None
         self.fields: dict[str, QWidget] = {}  # param name -> its editor ('name' for the name)
+        self._refusals: dict[str, str] = {}  # field key -> the message its last value got
         # Rebuilt after the event, never inside it: the field that made the edit is still
         # in its own signal handler then.
         self._rebuild_timer = QTimer(self)
@@ -70,6 +75,8 @@ class Inspector(QWidget):
         if self._subscription is not None:
             self._subscription.unsubscribe()
             self._subscription = None
+        if (tuple(path), node_id) != (self._path, self._node_id):
+            self._refusals = {}  # about fields of the node shown before
         self._path, self._node_id = tuple(path), node_id
         graph = self._graph()
         if graph is not None and node_id in graph.nodes:
@@ -99,6 +106,7 @@ class Inspector(QWidget):
         self.fields = {}
         node = self.node
         if node is None:
+            self._refusals = {}
             self.title.setText("Select a node to see its settings.")
             self.description.setText("")
             return
@@ -143,21 +151,28 @@ class Inspector(QWidget):
         try:
             value = spec.parse(typed)
         except CatalogueError as exc:
-            self._refuse(field, f"{node.name}: {exc}")
+            self._refuse(spec.name, field, f"{node.name}: {exc}")
             return
-        field.setStyleSheet("")
+        self._unmark(field, spec.description)
         if node.params.get(spec.name, spec.default) == value and spec.name in node.params:
+            self._resolve(spec.name)
             return
         command = SetParamCommand(self._root, self._path, node.id, spec.name, value)
-        self._push(command, field)
+        self._push(spec.name, command, field)
 
     def _on_name_editing_finished(self) -> None:
         node, field = self.node, self.fields.get("name")
-        if node is None or field is None or field.text() == node.name:
+        if node is None or field is None:
             return
-        self._push(RenameCommand(self._root, self._path, node.id, field.text().strip()), field)
+        name = field.text().strip()
+        self._unmark(field, "")
+        if name == node.name:
+            self._resolve("name")
+            return
+        self._push("name", RenameCommand(self._root, self._path, node.id, name), field)
 
-    def _push(self, command: DocumentCommand, field: QWidget) -> None:
+    def _push(self, key: str, command: DocumentCommand, field: QWidget) -> None:
+        """Do `command`; `key` names the field it comes from (which the edit may rebuild)."""
         if self._stack is None:
             return
         try:
@@ -165,12 +180,26 @@ class Inspector(QWidget):
         except Exception as exc:  # a bug must not take the window down
             problem = f"{type(exc).__name__}: {exc}"
         if problem:
-            self._refuse(field, problem)
+            self._refuse(key, field, problem)
+        else:
+            self._resolve(key)
 
-    def _refuse(self, field: QWidget, message: str) -> None:
+    def _refuse(self, key: str, field: QWidget, message: str) -> None:
         field.setStyleSheet(BAD)
         field.setToolTip(message)
+        self._refusals[key] = message
         self.message.emit(message)
+
+    def _unmark(self, field: QWidget, tooltip: str) -> None:
+        """The field's normal look: it holds a value the spec reads."""
+        field.setStyleSheet("")
+        field.setToolTip(tooltip)
+
+    def _resolve(self, key: str) -> None:
+        """The field `key` took its value: its earlier refusal, if any, is out of date."""
+        refusal = self._refusals.pop(key, None)
+        if refusal is not None:
+            self.cleared.emit(refusal)
 
     def _on_graph_changed(self, event: object) -> None:
         if getattr(event, "node_id", None) == self._node_id:

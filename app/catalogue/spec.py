@@ -16,7 +16,17 @@ DTYPES = ("float32", "float64", "int32", "int64")
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 _NONE = {"none", "", "default", "auto"}
-_SPLIT = re.compile(r"[\s,x×*]+")
+_NOT_FINITE = {"nan", "inf", "infinity"}
+
+# Typed numbers are read strictly: ASCII digits only, no '1_000', no '٣'.
+_INT_TEXT = re.compile(r"[+-]?[0-9]+")
+_FLOAT_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# In a list of numbers: a number ends at a space, a separator or the end ('5x7' is 5 × 7,
+# '5xy' and '5.5' are words), and 'x' is a separator unless a word goes on ('xy').
+_LIST_NUMBER = re.compile(r"[+-]?[0-9]+(?=$|[\s,×*]|x(?![A-Za-z_.]))")
+_LIST_SEPARATOR = re.compile(r",|[×*]|x(?![A-Za-z_.])")
+_LIST_WORD = re.compile(r"[^\s,]+")
+_BRACKETS = {"(": ")", "[": "]"}
 
 
 BATCH = "N"  # the symbolic batch size, first entry of every inferred shape
@@ -83,8 +93,10 @@ class ParamSpec:
 
     # ---- one parser per kind ---------------------------------------------------------------
 
-    def _fail(self, what: str) -> CatalogueError:
-        return CatalogueError(f"{self.name} must be {what}.")
+    def _fail(self, what: str, why: str = "") -> CatalogueError:
+        """'<name> must be <what>. <Why>.': what the value should be, then what was wrong."""
+        because = f" {why[:1].upper()}{why[1:]}." if why else ""
+        return CatalogueError(f"{self.name} must be {what}.{because}")
 
     def _limits(self) -> str:
         lo, hi = self.minimum, self.maximum
@@ -94,26 +106,32 @@ class ParamSpec:
             return f" ≥ {_num(lo)}"
         return f" ≤ {_num(hi)}" if hi is not None else ""
 
-    def _in_limits(self, number: float) -> bool:
-        return (self.minimum is None or number >= self.minimum) and (
-            self.maximum is None or number <= self.maximum
-        )
+    def _out_of_limits(self, number: float) -> str:
+        """Why `number` is outside the limits ('0 is less than 1'), or '' when it is inside."""
+        if self.minimum is not None and number < self.minimum:
+            return f"{_num(number)} is less than {_num(self.minimum)}"
+        if self.maximum is not None and number > self.maximum:
+            return f"{_num(number)} is more than {_num(self.maximum)}"
+        return ""
 
     def _parse_int(self, value: Any) -> int:
+        what = "a whole number" + self._limits()
         number = _whole(value)
-        if number is None or not self._in_limits(number):
-            raise self._fail("a whole number" + self._limits())
+        if number is None:
+            raise self._fail(what, _not_a(value, "a whole number"))
+        if why := self._out_of_limits(number):
+            raise self._fail(what, why)
         return number
 
     def _parse_float(self, value: Any) -> float:
-        try:
-            if isinstance(value, bool):
-                raise ValueError
-            number = float(value)
-        except (TypeError, ValueError):
-            number = math.nan
-        if not math.isfinite(number) or not self._in_limits(number):
-            raise self._fail("a number" + self._limits())
+        what = "a number" + self._limits()
+        number = _number(value)
+        if number is None:
+            raise self._fail(what, _not_a(value, "a number"))
+        if not math.isfinite(number):
+            raise self._fail(what, f"{_shown(value)} is not a finite number")
+        if why := self._out_of_limits(number):
+            raise self._fail(what, why)
         return number
 
     def _parse_bool(self, value: Any) -> bool:
@@ -124,11 +142,11 @@ class ParamSpec:
             return True
         if text in _FALSE:
             return False
-        raise self._fail("true or false")
+        raise self._fail("true or false", f"{_shown(value)} is neither")
 
     def _parse_str(self, value: Any) -> str:
         if not isinstance(value, str):
-            raise self._fail("text")
+            raise self._fail("text", f"{_shown(value)} is not text")
         return value
 
     def _parse_choice(self, value: Any) -> Any:
@@ -140,37 +158,67 @@ class ParamSpec:
                 if self.format(choice).lower() == value.lower():
                     return choice
         names = ", ".join(self.format(c) for c in self.choices)
-        raise self._fail(f"one of {names}")
+        raise self._fail(f"one of {names}", f"{_shown(value)} is not one of them")
 
     _parse_dtype = _parse_choice
 
     def _parse_int_or_pair(self, value: Any) -> int | tuple[int, ...]:
         lengths = " or ".join(str(n) for n in self.lengths)
-        items = _items(value)
-        numbers = None if items is None else [_whole(v) for v in items]
-        ok = numbers is not None and (len(numbers) == 1 or len(numbers) in self.lengths)
-        if not ok or any(n is None or not self._in_limits(n) for n in numbers):
-            raise self._fail(f"a whole number{self._limits()} or {lengths} of them")
+        what = f"a whole number{self._limits()} or {lengths} of them"
+        try:
+            numbers = _numbers(value)
+        except ValueError as exc:
+            raise self._fail(what, str(exc)) from None
+        if len(numbers) != 1 and len(numbers) not in self.lengths:
+            raise self._fail(what, f"{len(numbers)} numbers were given")
+        for number in numbers:
+            if why := self._out_of_limits(number):
+                raise self._fail(what, why)
         return numbers[0] if len(numbers) == 1 else tuple(numbers)
 
     def _parse_shape(self, value: Any) -> tuple[int, ...]:
-        items = _items(value)
-        numbers = [] if items is None else [_whole(v) for v in items]
         wildcard = self.minimum == -1
-        ok = bool(numbers) and all(n is not None and (n >= 1 or (wildcard and n == -1))
-                                   for n in numbers)
-        if not ok or numbers.count(-1) > 1:
-            extra = " (one of them may be -1 for the rest)" if wildcard else ""
-            raise self._fail(f"a list of sizes ≥ 1 such as (1, 28, 28){extra}")
+        extra = " (one of them may be -1 for the rest)" if wildcard else ""
+        what = f"a list of sizes ≥ 1 such as (1, 28, 28){extra}"
+        try:
+            numbers = _numbers(value)
+        except ValueError as exc:
+            raise self._fail(what, str(exc)) from None
+        for number in numbers:
+            if number < 1 and not (wildcard and number == -1):
+                why = f"{number} is neither a size ≥ 1 nor -1" if wildcard else \
+                    f"{number} is less than 1"
+                raise self._fail(what, why)
+        if numbers.count(-1) > 1:
+            raise self._fail(what, "-1 is given more than once")
         return tuple(numbers)
 
 
 def _num(value: float) -> str:
+    if isinstance(value, int):
+        return str(value)
     return str(int(value)) if float(value).is_integer() else str(value)
 
 
+def _shown(value: Any) -> str:
+    """`value` as a refusal names it: text quoted (and cut short), anything else as is."""
+    if isinstance(value, str):
+        return repr(value if len(value) <= 24 else value[:23] + "…")
+    return str(value)
+
+
+def _not_a(value: Any, what: str) -> str:
+    """'<value> is not <what>' ('it is empty' for blank text)."""
+    if isinstance(value, str) and not value.strip():
+        return "it is empty"
+    return f"{_shown(value)} is not {what}"
+
+
 def _whole(value: Any) -> int | None:
-    """An int from an int, an integral float or text; None when it isn't one."""
+    """An int from an int, an integral float or text of digits; None when it isn't one.
+
+    Text is read strictly: an optional sign and ASCII digits ('3.0', '1_000', '1e3' are not).
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
@@ -178,24 +226,98 @@ def _whole(value: Any) -> int | None:
     if isinstance(value, float):
         return int(value) if value.is_integer() else None
     if isinstance(value, str):
+        text = value.strip()
         try:
-            return int(value.strip())
-        except ValueError:
+            return int(text) if _INT_TEXT.fullmatch(text) else None
+        except ValueError:  # beyond Python's 4300 digits
             return None
     item = getattr(value, "item", None)  # NumPy integers
     return _whole(item()) if callable(item) and getattr(value, "shape", None) == () else None
 
 
-def _items(value: Any) -> list | None:
-    """Entries of a tuple/list, or of text like '3', '3, 3', '(1, 28, 28)' or '3×3'."""
-    if isinstance(value, tuple | list):
-        return list(value)
+def _number(value: Any) -> float | None:
+    """A float from a number or from decimal text ('0.25', '-1e-3'); None when it isn't one.
+
+    Text other than a decimal number (1_000, '0x10') is refused; 'nan' and 'inf' come
+    back as such, for the caller to refuse as not finite.
+    """
+    if isinstance(value, bool):
+        return None
     if isinstance(value, str):
-        text = value.strip().strip("()[]").strip()
-        return [p for p in _SPLIT.split(text) if p] if text else []
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [value]
-    return None
+        text = value.strip()
+        if text.lower().lstrip("+-") in _NOT_FINITE:
+            return math.nan
+        return float(text) if _FLOAT_TEXT.fullmatch(text) else None
+    try:
+        return float(value)
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _numbers(value: Any) -> list[int]:
+    """The whole numbers of a tuple/list, a number, or text (see `_numbers_in_text`).
+
+    Raises ValueError saying what is wrong ("'x' is not a whole number").
+    """
+    if isinstance(value, str):
+        return _numbers_in_text(value)
+    if isinstance(value, tuple | list):
+        items = list(value)
+    elif _whole(value) is not None:
+        items = [value]
+    else:
+        raise ValueError(f"{_shown(value)} is not a whole number or a list of them")
+    if not items:
+        raise ValueError("the list is empty")
+    numbers = [_whole(item) for item in items]
+    for item, number in zip(items, numbers, strict=True):
+        if number is None:
+            raise ValueError(_not_a(item, "a whole number"))
+    return numbers
+
+
+def _numbers_in_text(text: str) -> list[int]:
+    """The whole numbers of text like '3', '3, 3', '(1, 28, 28)', '[2 2]', '3×3' or '(5,)'.
+
+    Numbers are separated by a comma, 'x', '×' or '*' (with any spaces around) or by
+    spaces alone; one pair of brackets may go around them and one comma may end them.
+    Anything else is refused: ValueError saying what is wrong.
+    """
+    text = text.strip()
+    if text[:1] in _BRACKETS:
+        if len(text) < 2 or text[-1] != _BRACKETS[text[0]]:
+            raise ValueError(f"{text[0]!r} is not closed")
+        text = text[1:-1]
+    if any(bracket in text for bracket in "()[]"):
+        raise ValueError("brackets may only go once around the whole list")
+    numbers: list[int] = []
+    want_number, separator, pos = True, "", 0
+    while True:
+        while pos < len(text) and text[pos].isspace():
+            pos += 1
+        if pos == len(text):
+            break
+        if not want_number:  # _LIST_NUMBER ends a number at a space or a separator
+            match = _LIST_SEPARATOR.match(text, pos)
+            separator, pos = (" ", pos) if match is None else (match.group(), match.end())
+            want_number = True
+            continue
+        match = _LIST_NUMBER.match(text, pos)
+        number = None if match is None else _whole(match.group())
+        if number is not None:
+            numbers.append(number)
+            want_number, pos = False, match.end()
+        elif text[pos] == ",":
+            raise ValueError("a number is missing between two commas" if separator == ","
+                             else "a number is missing before ','")
+        else:
+            raise ValueError(f"{_shown(_LIST_WORD.match(text, pos).group())} is not "
+                             "a whole number")
+    if not numbers:
+        raise ValueError("it is empty")
+    if want_number and separator != ",":  # '5x': a trailing comma is fine, 'x' is not
+        raise ValueError(f"a number is missing after {separator!r}")
+    return numbers
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ class Workbench:
 
         self.editor.message.connect(self._on_view_message)
         self.inspector.message.connect(self._on_view_message)
+        self.inspector.cleared.connect(self._on_inspector_cleared)
         self.palette.add_requested.connect(self._on_palette_add_requested)
         self.editor.selection_changed.connect(self._on_editor_selection_changed)
         self.editor.path_changed.connect(self._on_editor_selection_changed)
@@ -101,6 +102,11 @@ class Workbench:
 
     def _on_view_message(self, text: str) -> None:
         self.window.show_message(text, 8000)
+
+    def _on_inspector_cleared(self, text: str) -> None:
+        """A refused value was put right: its message goes, unless another replaced it."""
+        if self.window.statusBar().currentMessage() == text:
+            self.window.statusBar().clearMessage()
 
     def _on_palette_add_requested(self, payload: str) -> None:
         self.editor.run(lambda: self.editor.add(payload))

@@ -1,9 +1,12 @@
 """Node catalogue: every type, palette order and search, schemas read from the engine, parsing."""
 
 import inspect
+import re
 
 import pytest
 from compiler_samples import Scale
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 
 from app.catalogue import (
     CATALOGUE,
@@ -193,3 +196,190 @@ def test_a_user_cell_becomes_a_node_type_read_from_its_code():
         node_type.infer({"features": 3, "start": 1.0}, {"x": ("N", 4)})
     with pytest.raises(CatalogueError, match="not a Cell class"):
         cell_node_type(int)
+
+
+# ---- strict parsing of typed values (issue 12) ------------------------------------------------
+
+SHAPE = CATALOGUE.get("Input").param("shape")
+RESHAPE = CATALOGUE.get("Reshape").param("shape")
+KERNEL = CATALOGUE.get("Conv2d").param("kernel_size")
+PADDING = CATALOGUE.get("Conv2d").param("padding")
+OUT_CHANNELS = CATALOGUE.get("Dense").param("out_channels")
+ALPHA = CATALOGUE.get("LeakyReLU").param("alpha")
+STRICT = settings(max_examples=200, deadline=None)
+
+sizes = st.lists(st.integers(1, 10**9), min_size=1, max_size=6).map(tuple)
+# What may stand between two numbers, and what may go around them all.
+separators = st.sampled_from([",", ", ", " ,  ", " ", "  ", "x", " x ", "×", " × ", "*"])
+brackets = st.sampled_from(["{}", "({})", "[{}]", " ( {} ) "])
+# Text with at least one character no list of numbers may hold (digits, signs, separators).
+junk = st.text(min_size=1, max_size=6).filter(
+    lambda text: re.fullmatch(r"[\s0-9+\-,x×*]*", text) is None)
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "value"),
+    [
+        (SHAPE, "5,", (5,)),
+        (SHAPE, "(5,)", (5,)),
+        (SHAPE, " [5 ,] ", (5,)),
+        (SHAPE, "3×3", (3, 3)),
+        (SHAPE, "3x3", (3, 3)),
+        (SHAPE, "1 x 28 x 28", (1, 28, 28)),
+        (SHAPE, "1, 28×28", (1, 28, 28)),
+        (SHAPE, "[1 28 28]", (1, 28, 28)),
+        (SHAPE, "+5", (5,)),
+        (SHAPE, [5, 7.0], (5, 7)),
+        (RESHAPE, "(-1, 7)", (-1, 7)),
+        (RESHAPE, "7x-1", (7, -1)),
+        (KERNEL, "3,", 3),
+        (KERNEL, "(3)", 3),
+        (KERNEL, "3×3", (3, 3)),
+        (KERNEL, 3.0, 3),
+        (OUT_CHANNELS, "+8", 8),
+        (ALPHA, ".5", 0.5),
+        (ALPHA, "-2.5E-3", -0.0025),
+    ],
+)
+def test_typed_values_in_every_accepted_spelling(spec, text, value):
+    parsed = spec.parse(text)
+    assert parsed == value and type(parsed) is type(value)
+
+
+@pytest.mark.parametrize(
+    ("spec", "text", "why"),
+    [
+        (SHAPE, "(5, x)", "'x' is not a whole number."),
+        (SHAPE, "(5,x,7)", "'x' is not a whole number."),
+        (SHAPE, "x", "'x' is not a whole number."),
+        (SHAPE, "5x", "A number is missing after 'x'."),
+        (SHAPE, "5 x, 7", "A number is missing before ','."),
+        (SHAPE, "(5,,7)", "A number is missing between two commas."),
+        (SHAPE, "(,)", "A number is missing before ','."),
+        (SHAPE, "5,,", "A number is missing between two commas."),
+        (SHAPE, "", "It is empty."),
+        (SHAPE, "()", "It is empty."),
+        (SHAPE, (), "The list is empty."),
+        (SHAPE, "((5))", "Brackets may only go once around the whole list."),
+        (SHAPE, "5)", "Brackets may only go once around the whole list."),
+        (SHAPE, "(5", "'(' is not closed."),
+        (SHAPE, "[5)", "'[' is not closed."),
+        (SHAPE, "5.5", "'5.5' is not a whole number."),
+        (SHAPE, "1e3", "'1e3' is not a whole number."),
+        (SHAPE, "5xy", "'5xy' is not a whole number."),
+        (SHAPE, "1_000", "'1_000' is not a whole number."),
+        (SHAPE, "٣", "'٣' is not a whole number."),
+        (SHAPE, "1, 0", "0 is less than 1."),
+        (SHAPE, [2, "x"], "'x' is not a whole number."),
+        (SHAPE, [2.5], "2.5 is not a whole number."),
+        (SHAPE, None, "None is not a whole number or a list of them."),
+        (RESHAPE, "-1, -1", "-1 is given more than once."),
+        (RESHAPE, "0, 7", "0 is neither a size ≥ 1 nor -1."),
+        (KERNEL, "1, 2, 3", "3 numbers were given."),
+        (KERNEL, "3.0", "'3.0' is not a whole number."),
+        (PADDING, "1, 1", "2 numbers were given."),
+        (OUT_CHANNELS, "2.5", "'2.5' is not a whole number."),
+        (OUT_CHANNELS, "abc", "'abc' is not a whole number."),
+        (OUT_CHANNELS, "3.0", "'3.0' is not a whole number."),
+        (OUT_CHANNELS, "1_000", "'1_000' is not a whole number."),
+        (OUT_CHANNELS, "", "It is empty."),
+        (OUT_CHANNELS, "-3", "-3 is less than 1."),
+        (OUT_CHANNELS, "9" * 5000, "'99999999999999999999999…' is not a whole number."),
+        (ALPHA, "inf", "'inf' is not a finite number."),
+        (ALPHA, "1e999", "'1e999' is not a finite number."),
+        (ALPHA, "1_0", "'1_0' is not a number."),
+        (ALPHA, "0x1", "'0x1' is not a number."),
+        (ALPHA, "0,5", "'0,5' is not a number."),
+        (CATALOGUE.get("Dropout").param("p"), "1.5", "1.5 is more than 1."),
+        (CATALOGUE.get("Dense").param("has_bias"), "maybe", "'maybe' is neither."),
+        (CATALOGUE.get("Dense").param("activation"), "swish", "'swish' is not one of them."),
+    ],
+)
+def test_typed_values_are_refused_with_what_is_wrong(spec, text, why):
+    with pytest.raises(CatalogueError) as refused:
+        spec.parse(text)
+    message = str(refused.value)
+    assert message.startswith(f"{spec.name} must be ") and message.endswith(f". {why}")
+
+
+def test_the_refusal_says_what_a_shape_must_be_and_what_is_wrong():
+    with pytest.raises(CatalogueError) as refused:
+        SHAPE.parse("(5, x)")
+    assert str(refused.value) == ("shape must be a list of sizes ≥ 1 such as (1, 28, 28). "
+                                  "'x' is not a whole number.")
+
+
+@STRICT
+@given(sizes)
+def test_a_shape_reads_back_what_it_formats(shape):
+    assert SHAPE.parse(SHAPE.format(shape)) == shape
+    assert SHAPE.parse(list(shape)) == shape
+
+
+@STRICT
+@given(sizes, st.data())
+def test_a_shape_reads_any_spelling_of_its_numbers(shape, data):
+    text = str(shape[0])
+    for size in shape[1:]:
+        text += data.draw(separators) + str(size)
+    if data.draw(st.booleans()):
+        text += data.draw(st.sampled_from([",", " ,", ", "]))
+    text = data.draw(brackets).format(text)
+    assert SHAPE.parse(text) == shape
+
+
+@STRICT
+@given(st.lists(st.integers(1, 99), min_size=1, max_size=5), st.data())
+def test_a_reshape_with_one_wildcard_reads_back(shape, data):
+    shape[data.draw(st.integers(0, len(shape) - 1))] = -1
+    assert RESHAPE.parse(RESHAPE.format(tuple(shape))) == tuple(shape)
+
+
+@STRICT
+@given(st.integers(1, 10**6) | st.tuples(st.integers(1, 10**6), st.integers(1, 10**6)))
+def test_an_int_or_pair_reads_back_what_it_formats(value):
+    parsed = KERNEL.parse(KERNEL.format(value))
+    assert parsed == value and type(parsed) is type(value)
+
+
+@STRICT
+@given(sizes, junk, st.data())
+def test_junk_anywhere_in_a_shape_is_refused(shape, word, data):
+    text = SHAPE.format(shape)
+    at = data.draw(st.integers(0, len(text)))
+    for spec in (SHAPE, RESHAPE, KERNEL):
+        with pytest.raises(CatalogueError, match=f"^{spec.name} must be "):
+            spec.parse(text[:at] + word + text[at:])
+
+
+@STRICT
+@given(sizes, junk, st.data())
+def test_a_junk_entry_between_sizes_is_named(shape, word, data):
+    word = word.strip(" \t\n\r\f\v,")  # one entry: no spaces, commas, brackets or 'x'
+    assume(word and word == word.split()[0] and not any(c in word for c in ",()[]x×*"))
+    at = data.draw(st.integers(0, len(shape)))
+    entries = [str(size) for size in shape]
+    entries.insert(at, word)
+    with pytest.raises(CatalogueError) as refused:
+        SHAPE.parse("(" + ", ".join(entries) + ")")
+    assert str(refused.value).endswith(f"{word!r} is not a whole number.")
+
+
+@STRICT
+@given(st.integers(1, 10**30))
+def test_an_int_reads_back_and_junk_is_refused(number):
+    assert OUT_CHANNELS.parse(OUT_CHANNELS.format(number)) == number
+    assert OUT_CHANNELS.parse(f" {number} ") == number
+
+
+@STRICT
+@given(st.text(max_size=8).filter(lambda t: re.fullmatch(r"\s*\+?[0-9]+\s*", t) is None))
+def test_text_that_is_not_a_whole_number_is_refused(text):
+    with pytest.raises(CatalogueError, match="^out_channels must be a whole number ≥ 1. "):
+        OUT_CHANNELS.parse(text)
+
+
+@STRICT
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_a_float_reads_back_what_it_formats(number):
+    assert ALPHA.parse(ALPHA.format(number)) == number
