@@ -66,6 +66,12 @@ class Inspector(QWidget):
         layout.addWidget(self._form_host)
         layout.addStretch(1)
 
+    def add_section(self, widget: QWidget) -> None:
+        """Another part of the node's settings under the form (e.g. its Parameters); it
+        takes the height the form leaves."""
+        layout = self.layout()
+        layout.insertWidget(layout.count() - 1, widget, 100)
+
     def set_document(self, root: Graph | None, stack: QUndoStack | None) -> None:
         self._root, self._stack = root, stack
         self.show_node((), None)

@@ -14,10 +14,11 @@ from collections.abc import Mapping, Sequence
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
-    QHBoxLayout,
+    QGridLayout,
     QHeaderView,
     QLabel,
     QPushButton,
+    QSizePolicy,
     QTreeWidget,
     QTreeWidgetItem,
     QVBoxLayout,
@@ -60,30 +61,31 @@ class ParameterList(QWidget):
         self.tree.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
         self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.tree.header().setStretchLastSection(False)
-        self.tree.setMinimumHeight(90)
+        self.tree.setMinimumHeight(84)  # four rows; more scroll
         self.tree.itemDoubleClicked.connect(self._on_tree_item_double_clicked)
         self.tree.itemChanged.connect(self._on_tree_item_changed)
         self.tree.itemSelectionChanged.connect(self._on_tree_item_selection_changed)
         self.buttons: dict[str, QPushButton] = {}
-        row = QHBoxLayout()
+        row = QGridLayout()  # two by two: the Inspector is narrow
         row.setContentsMargins(0, 0, 0, 0)
         for key, text, tip in (
             ("edit", "Edit…", "Open the selected Parameter as a table and heatmap"),
+            ("reinit", "Re-initialize…", "Fill the selected Parameters (or all of the node's) "
+                                         "from an initializer"),
             ("freeze", "Freeze", "Training leaves the selected Parameters (or, with none "
                                  "selected, all of the node's) unchanged"),
             ("unfreeze", "Unfreeze", "Train the selected Parameters (or all of the node's) "
                                      "again"),
-            ("reinit", "Re-initialize…", "Fill the selected Parameters (or all of the node's) "
-                                         "from an initializer"),
         ):  # fmt: skip
             button = QPushButton(text)
             button.setObjectName(f"param_{key}_button")
             button.setToolTip(tip)
             button.setProperty("tip", tip)
+            # A narrow Inspector clips the text rather than widening the window.
+            button.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
             button.clicked.connect(lambda _=False, k=key: self._on_button_clicked(k))
-            row.addWidget(button)
+            row.addWidget(button, len(self.buttons) // 2, len(self.buttons) % 2)
             self.buttons[key] = button
-        row.addStretch(1)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 6, 0, 0)
         layout.addWidget(self.heading)
@@ -133,6 +135,8 @@ class ParameterList(QWidget):
         self.heading.setText(f"<b>Parameters</b> ({len(infos)})" if infos else
                              "<b>Parameters</b>")  # fmt: skip
         self.tree.setVisible(bool(infos))
+        for button in self.buttons.values():
+            button.setVisible(bool(infos))
         self._update_buttons()
 
     def _show_status(self, item: QTreeWidgetItem, info: ParamInfo) -> None:

@@ -217,7 +217,8 @@ class MainWindow(QMainWindow):
         sides = [self.palette_dock, self.inspector_dock]
         self.resizeDocks(sides, [220, 320], Qt.Orientation.Horizontal)
         self.resizeDocks([self.plots_dock], [260], Qt.Orientation.Vertical)
-        self.resizeDocks([self.inspector_dock, self.run_dock], [240, 460],
+        # The Inspector holds a node's settings and its Parameters; the Run panel scrolls.
+        self.resizeDocks([self.inspector_dock, self.run_dock], [420, 360],
                          Qt.Orientation.Vertical)  # fmt: skip
 
     def _add_dock(self, title: str, name: str, area: Qt.DockWidgetArea) -> QDockWidget:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import shiboken6
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, QSize, Qt, QTimer
 from PySide6.QtWidgets import QDialog, QDockWidget
 
 from app.compiler import CompiledNetwork, compile_project
@@ -58,18 +58,18 @@ class ParameterController(QObject):
         super().__init__(window)
         self.window, self.editor, self.inspector, self.run = window, editor, inspector, run
         self.list = ParameterList()
-        sections = inspector.layout()
-        sections.insertWidget(sections.count() - 1, self.list, 1)  # above the closing stretch
+        inspector.add_section(self.list)
         self.tensor_editor = TensorEditor()
         self.tensor_editor.setObjectName("tensor_editor")
         self.tensor_editor.apply_edit = self._apply_edit
         self.tensor_editor.message.connect(self._on_view_message)
+        # A window of its own when a Parameter is first opened (a table of a big matrix
+        # wants room); its title bar docks it like any dock.
         self.dock = QDockWidget("Parameter", window)
         self.dock.setObjectName("parameter_dock")
         self.dock.setWidget(self.tensor_editor)
-        window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
-        window.tabifyDockWidget(window.plots_dock, self.dock)
         self.dock.hide()
+        self._placed = False
         self._project: Project | None = None
         self._subscription = None
         self._own: tuple[str, CompiledNetwork | None, str] | None = None  # fingerprint, net, why
@@ -194,7 +194,10 @@ class ParameterController(QObject):
         array = self._value(info)
         if array is not self._open_array:  # a new array (first sync, another shape)
             self._open_array = array
-            self.tensor_editor.set_tensor(array, info.name, kernels=_is_kernel(info, array))
+            kernels = _is_kernel(info, array)
+            self.tensor_editor.set_tensor(array, info.name, kernels=kernels)
+            if kernels:  # a grid of all kernels says more than one kernel's numbers
+                self.tensor_editor.set_view("heatmap")
         else:
             self.tensor_editor.refresh()
 
@@ -205,6 +208,16 @@ class ParameterController(QObject):
             return
         self._open, self._open_array = info, None
         self.dock.setWindowTitle(f"Parameter — {info.name}")
+        if not self._placed:
+            self._placed = True
+            window = self.window
+            window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
+            self.dock.setFloating(True)
+            canvas = window.centralWidget()
+            size = QSize(min(900, max(canvas.width(), 480)), min(560, max(canvas.height(), 320)))
+            self.dock.resize(size)
+            centre = canvas.mapToGlobal(canvas.rect().center())
+            self.dock.move(centre.x() - size.width() // 2, centre.y() - size.height() // 2)
         self.dock.show()
         self.dock.raise_()
         self.refresh(force=True)

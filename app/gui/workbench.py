@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtWidgets import QInputDialog, QMenu
+from PySide6.QtWidgets import QFrame, QInputDialog, QMenu, QScrollArea
 
 from app.document import DocumentError
 from app.gui.user_cells import UserCells
@@ -53,9 +53,15 @@ class Workbench:
         self.palette = Palette(parent=window.palette_dock)
         self.inspector = Inspector(parent=window.inspector_dock)
         window.set_canvas(self.editor)
+        # The Inspector scrolls when the dock is short, rather than holding the window tall.
+        inspector_area = QScrollArea(window.inspector_dock)
+        inspector_area.setObjectName("inspector_scroll")
+        inspector_area.setWidgetResizable(True)
+        inspector_area.setFrameShape(QFrame.Shape.NoFrame)
+        inspector_area.setWidget(self.inspector)
         for dock, view in (
             (window.palette_dock, self.palette),
-            (window.inspector_dock, self.inspector),
+            (window.inspector_dock, inspector_area),
         ):
             placeholder = dock.widget()
             dock.setWidget(view)
