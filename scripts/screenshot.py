@@ -2,6 +2,8 @@
 
     python scripts/screenshot.py [--example spiral_mlp] [--steps 450] [--out FILE]
     python scripts/screenshot.py --hooks     (digits CNN, three hook panes, health overlay)
+    python scripts/screenshot.py --params    (digits CNN: Parameters, a frozen layer, the
+                                              Parameter window on a kernel grid and a table)
 
 Opens the shipped example as a copy (File → Open Example), selects a layer so the
 Inspector has something in it, presses Start, pauses after about `--steps` steps so
@@ -9,7 +11,11 @@ the curves, the decision boundary and the Run panel show a run in progress, and 
 the window offscreen. With `--hooks` it attaches three hooks from the canvas (a forward
 hook on the first convolution shown as a heatmap of one channel, a forward hook on the
 second ReLU shown as its distribution over steps, a backward hook on the last layer
-shown as the gradient norm), tiles their panes and turns the health overlay on. Uses a
+shown as the gradient norm), tiles their panes and turns the health overlay on. With
+`--params` it freezes the last layer, selects the second convolution and opens its
+weight in the Parameter window (written beside the window's picture as
+`parameter_kernels.png`, and the first layer's weight as a table, `parameter_table.png`).
+Uses a
 throw-away settings folder, so the picture shows the
 default layout and the user's own settings are neither read nor written.
 """
@@ -26,6 +32,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = "resources/screenshots/main_window.png"
 HOOKS_OUT = "resources/screenshots/hook_panes.png"
+PARAMS_OUT = "resources/screenshots/parameters.png"
 HOOKS = (("conv2d1", "forward", "heatmap"), ("relu2", "forward", "histogram"),
          ("dense1", "backward", "norm"))
 
@@ -37,9 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default="")
     parser.add_argument("--size", default="", help="window size, WIDTHxHEIGHT")
     parser.add_argument("--hooks", action="store_true", help="hook panes and health overlay")
+    parser.add_argument("--params", action="store_true", help="the Parameter editor")
     args = parser.parse_args(argv)
-    args.example = args.example or ("digits_cnn" if args.hooks else "spiral_mlp")
-    args.out = args.out or (HOOKS_OUT if args.hooks else DEFAULT_OUT)
+    digits = args.hooks or args.params
+    args.example = args.example or ("digits_cnn" if digits else "spiral_mlp")
+    args.out = args.out or (HOOKS_OUT if args.hooks else PARAMS_OUT if args.params
+                            else DEFAULT_OUT)  # fmt: skip
     args.size = args.size or ("1800x1000" if args.hooks else "1400x900")
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -82,6 +92,8 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(0.005)  # the GUI's ticks run as in the app, not as a busy loop
         run.actions["pause"].trigger()
         pump(1.5)  # the curves and the boundary catch up with the pause
+        if args.params:
+            show_parameters(window, Path(args.out), pump)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         if not window.grab().save(args.out):
             print(f"could not write {args.out}", file=sys.stderr)
@@ -103,6 +115,29 @@ def attach_hooks(window) -> None:
         controller.docks[hook.id].widget().set_view(view)
     controller.arrange(tiled=True)
     controller.actions["health"].setChecked(True)
+
+
+def show_parameters(window, out: Path, pump) -> None:
+    """Freeze dense1, list conv2d2's Parameters, open its weight (kernel grid) and conv2d1's
+    (a table); the Parameter window's pictures go beside `out`."""
+    editor, controller = window.workbench.editor, window.parameters
+    dense = editor.graph.node_named("dense1")
+    editor.scene.select([dense.id])
+    pump(0.3)
+    controller.freeze([i.name for i in controller._infos if i.local == "weight"], True)
+    conv = editor.graph.node_named("conv2d1")
+    editor.scene.select([conv.id])
+    pump(0.3)
+    controller.open_parameter("conv2d1.weight")
+    controller.tensor_editor.set_view("table")
+    pump(0.5)
+    controller.dock.grab().save(str(out.with_name("parameter_table.png")))
+    conv = editor.graph.node_named("conv2d2")
+    editor.scene.select([conv.id])
+    pump(0.3)
+    controller.open_parameter("conv2d2.weight")
+    pump(0.8)
+    controller.dock.grab().save(str(out.with_name("parameter_kernels.png")))
 
 
 if __name__ == "__main__":

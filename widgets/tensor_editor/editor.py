@@ -205,6 +205,7 @@ class TensorEditor(QWidget):
         """One spin box per leading axis (rank ≥ 3): which 2-D slice the table shows."""
         for widget in (*self.axis_labels, *self.axis_spins):
             self._selectors.removeWidget(widget)
+            widget.hide()  # gone now, not when the event loop gets to the deletion
             widget.deleteLater()
         while self._selectors.count():
             self._selectors.takeAt(0)
