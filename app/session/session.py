@@ -11,6 +11,13 @@ optimizer state, the shuffle and RNG position, the metric history and each hook'
 capture history into the project (`store()`), before it tells its listeners; saving the
 project then keeps all of it, and a new session on the reopened project continues where
 this one ended.
+
+Ctrl+C during `run()` (KeyboardInterrupt) ends the run as a stop, and `sys.exit()` in a
+hook or custom Cell (SystemExit) as a failure: either way the interrupted step is undone,
+the run is stored and its TrainingFinished ('stopped') or TrainingFailed event emitted;
+then `run()` raises it again, so Ctrl+C still stops a script (`session.result` holds the
+event). On the worker thread (`start()`) there is nobody to raise it to: the event is
+how the run ended.
 """
 
 from __future__ import annotations
@@ -110,7 +117,7 @@ class TrainingSession:
         self._trainer = Trainer(
             self.network, self.loss_fn, self.optimizer, self.train_set, self.val_set,
             batch_size=self.settings.batch_size, seed=self.settings.seed, state=self.state,
-            metrics=self.metrics, emit=self.events.emit, captures=self.captures,
+            metrics=self.metrics, emit=self._emit, captures=self.captures,
             input_dtype=self.compiled.input_dtypes[0], snapshot=self.snapshot,
         )  # fmt: skip
         self._control = RunControl()
@@ -217,6 +224,8 @@ class TrainingSession:
         `epochs`: train that many epochs from here (a partly done epoch counts as one).
         Without it, an interrupted run is continued to its planned end, else the
         settings' number of epochs is trained. `steps` caps this run's steps.
+        A KeyboardInterrupt or SystemExit raised meanwhile is raised again once the run
+        is stored and its ending event emitted.
         """
         target = self._claim(epochs, steps)
         try:
@@ -253,10 +262,18 @@ class TrainingSession:
             with self._lock:
                 self._status = READY
 
+    def _emit(self, event: object) -> None:
+        if isinstance(event, TrainingFinished | TrainingFailed):
+            self.result = event  # what ended the run, also if storing it failed
+        self.events.emit(event)
+
     def _work_in_thread(self, target: int, steps: int | None) -> None:
+        before = self.result
         try:
             self._work(target, steps)
-        except Exception as exc:  # the trainer reports its own errors; this is a last resort
+        except BaseException as exc:  # the trainer reports its own errors; this is a last resort
+            if self.result is not before and not isinstance(exc, Exception):
+                return  # sys.exit() or an interrupt from a hook: the run ended, stored
             state = self.state
             message = f"Training failed after step {state.step}: {type(exc).__name__}: {exc}."
             details = "".join(traceback.format_exception(exc))

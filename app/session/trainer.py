@@ -5,6 +5,11 @@ error, and returns the event that ended it. Before every step it copies every
 Parameter (BatchNorm's moving statistics included) into buffers allocated once, so a
 step that fails — a NaN or infinite loss, gradient or weight, or any exception, also
 one raised in a hook — is undone and the weights stay those of the last good step.
+What else a step changes (BatchNorm's moving statistics) is checked to be finite too.
+
+Ctrl+C (KeyboardInterrupt), `sys.exit()` in a hook or custom Cell (SystemExit) and any
+other BaseException end the run the same way — step undone, `on_end` called, ending
+event emitted — and are then raised again to `run`'s caller.
 """
 
 from __future__ import annotations
@@ -52,6 +57,12 @@ def _node_cells(network: engine.nn.Cell) -> list[tuple[str, engine.nn.Cell]]:
                       for child_name, child in cell.name_cells().items()
                       if not isinstance(child, GraphCell)]  # fmt: skip
     return found
+
+
+def _describe(exc: BaseException) -> str:
+    """'ValueError: the hook is broken'; 'SystemExit: 3'; 'KeyboardInterrupt' (no text)."""
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class NotFinite(ArithmeticError):
@@ -153,10 +164,19 @@ class Trainer:
         # The exact number set, not the optimizer's float32 copy: AdamW's decay uses it as is.
         self.learning_rate = float(np.asarray(optimizer.state_dict()["learning_rate"]))
         self._in_step = False
+        self._interruption: BaseException | None = None  # to raise again once reported
         self._failed_batch: np.ndarray | None = None  # the input of a step that went non-finite
         self._last: tuple[float, float | None] = (math.nan, None)
         self._params = list(network.get_parameters())
         self._backup = [np.empty_like(p.asnumpy()) for p in self._params]
+        # What a step changes beside the optimizer's Parameters: BatchNorm's moving
+        # statistics (and any Parameter a custom Cell updates in its forward). The
+        # optimizer's are checked as it updates them; these once per step, with their
+        # backups to tell "became" from "was already" non-finite.
+        held = {id(p) for p in optimizer.parameters}
+        self._untrainable = [(p, saved) for p, saved in zip(self._params, self._backup,
+                                                            strict=True)
+                             if id(p) not in held]  # fmt: skip
         self._grad_fn = engine.value_and_grad(self._forward, None, optimizer.parameters,
                                               has_aux=True)  # fmt: skip
 
@@ -175,14 +195,32 @@ class Trainer:
         """Train up to `target_epoch` epochs in all; returns (and emits) how it ended.
 
         `on_end(event)` runs after the last step and before the ending event is emitted.
+        A KeyboardInterrupt ends the run as a stop (TrainingFinished, STOPPED), any other
+        BaseException that is not an Exception (SystemExit) as a failure; either is raised
+        again after `on_end` and the event, so Ctrl+C still stops the caller.
         """
-        event = self._train(target_epoch, control, max_steps)
+        self._interruption = None
+        try:
+            event = self._train(target_epoch, control, max_steps)
+        except BaseException as exc:  # Ctrl+C again while the failure's message was made
+            self._in_step = False
+            event = self._interrupted(exc)
         if on_end is not None:
-            try:
-                on_end(event)
-            except Exception as exc:
-                event = self._fail(exc)
-        self._emit(event)
+            for _ in range(2):  # once more if Ctrl+C cut it short: the run must be kept
+                try:
+                    on_end(event)
+                except Exception as exc:
+                    event = self._fail(exc)
+                except BaseException as exc:
+                    self._interruption = self._interruption or exc
+                    continue
+                break
+        interruption, self._interruption = self._interruption, None
+        try:
+            self._emit(event)
+        finally:
+            if interruption is not None:
+                raise interruption
         return event
 
     def _train(self, target_epoch: int, control: RunControl,
@@ -214,6 +252,8 @@ class Trainer:
             return self._finish(COMPLETED)
         except Exception as exc:  # every failure ends the run with a readable message
             return self._fail(exc)
+        except BaseException as exc:  # Ctrl+C, sys.exit(): end the run, raise it after
+            return self._interrupted(exc)
         finally:
             self.network.set_train(was_training)
 
@@ -249,15 +289,15 @@ class Trainer:
         for param, saved in zip(self._params, self._backup, strict=True):
             np.copyto(saved, param.asnumpy())
         self._in_step = True
-        try:
+        try:  # until the step is counted: else weights and count would disagree
             value, logits = self._checked_step(x, y)
+            correct = self.targets.correct(logits.asnumpy(), y)
         except BaseException as exc:
             self._restore()
             if isinstance(exc, NotFinite):
                 self._failed_batch = x
             raise
         self._in_step = False
-        correct = self.targets.correct(logits.asnumpy(), y)
         state.step = step
         state.batch += 1
         state.tally.add(value, len(x), correct)
@@ -273,6 +313,9 @@ class Trainer:
             value = float(loss.asnumpy())
             if not math.isfinite(value):
                 raise NotFinite(f"the loss became {value}")
+            for param, saved in self._untrainable:
+                if not np.isfinite(param.asnumpy()).all():
+                    raise NotFinite(self._untrainable_message(param, saved))
             for param, grad in zip(self.optimizer.parameters, grads, strict=True):
                 if not np.isfinite(grad.asnumpy()).all():
                     raise NotFinite(f"the gradient of {param.name} became infinite or NaN")
@@ -281,6 +324,12 @@ class Trainer:
                 if not np.isfinite(param.asnumpy()).all():
                     raise NotFinite(f"the update made {param.name} infinite or NaN")
         return value, logits
+
+    @staticmethod
+    def _untrainable_message(param, saved: np.ndarray) -> str:
+        if np.isfinite(saved).all():
+            return f"the step made {param.name} infinite or NaN"
+        return f"{param.name} is infinite or NaN (it was so before this step too)"
 
     def _after_step(self, run_step: int, planned: int, per_epoch: int) -> None:
         state = self.state
@@ -379,7 +428,7 @@ class Trainer:
 
     # ---- endings -------------------------------------------------------------------
 
-    def _finish(self, reason: str) -> TrainingFinished:
+    def _finish(self, reason: str, interrupted: bool = False) -> TrainingFinished:
         state = self.state
         if reason == COMPLETED:
             state.target_epoch = None
@@ -387,7 +436,8 @@ class Trainer:
         if reason == COMPLETED:
             message = f"Training finished after epoch {state.epoch} (step {state.step})."
         elif reason == STOPPED:
-            message = f"Training stopped at step {state.step} (epoch {state.epoch + 1})."
+            how = " on an interrupt (Ctrl+C)" if interrupted else ""
+            message = f"Training stopped{how} at step {state.step} (epoch {state.epoch + 1})."
         else:
             message = f"Training paused for later at step {state.step} (epoch {state.epoch + 1})."
         if last is not None and reason == COMPLETED:
@@ -396,15 +446,21 @@ class Trainer:
         state.message = message
         return TrainingFinished(reason, state.step, state.epoch, last, message)
 
+    def _interrupted(self, exc: BaseException) -> TrainingFinished | TrainingFailed:
+        """A KeyboardInterrupt stops the run, another BaseException fails it; `run` raises
+        the first one again once the run is stored and reported."""
+        self._interruption = self._interruption or exc
+        if isinstance(exc, KeyboardInterrupt):
+            self._in_step = False
+            return self._finish(STOPPED, interrupted=True)
+        return self._fail(exc)
+
     def _fail(self, exc: BaseException) -> TrainingFailed:
         state = self.state
         step, epoch = state.step + 1, state.epoch + 1
         if not self._in_step:  # between steps: in an event callback or validating
             step = state.step
-            message = (
-                f"Training failed after step {step} (epoch {epoch}): {type(exc).__name__}: "
-                f"{exc}."
-            )
+            message = f"Training failed after step {step} (epoch {epoch}): {_describe(exc)}."
         elif isinstance(exc, NotFinite):
             where = self._first_non_finite()
             message = (
@@ -414,7 +470,7 @@ class Trainer:
             )
         else:
             message = (
-                f"Training failed at step {step} (epoch {epoch}): {type(exc).__name__}: {exc}. "
+                f"Training failed at step {step} (epoch {epoch}): {_describe(exc)}. "
                 f"The weights from before step {step} were kept."
             )
         self._in_step = False
