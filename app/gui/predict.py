@@ -1,0 +1,287 @@
+"""The Predict dock: the Predict panel wired to the run controller's training session.
+
+A `Predictor` (app.session.predict) runs its own copy of the network, so nothing here
+ever runs the network being trained. The prediction is made again when the input
+changes, when a run pauses or ends, when weights are edited (Parameter editor), and —
+while a run trains and the dock is in view — on a slow timer from the session's weight
+snapshot (the training thread copies the
+weights between two steps when asked; it never waits for the GUI). For 2-feature data
+a click on the decision boundary makes the clicked point the input.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+import numpy as np
+from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from app.document import ParamValuesChanged, Project
+from app.session import (
+    READY,
+    RUNNING,
+    TrainingFailed,
+    TrainingFinished,
+    TrainingPaused,
+    TrainingResumed,
+    TrainingStarted,
+)
+from app.session.predict import PredictError, Predictor, format_value
+from widgets.predict_panel import POINT, VECTOR, PredictPanel, point_marker
+
+if TYPE_CHECKING:
+    from app.gui.main_window import MainWindow
+    from app.gui.run import RunController, SessionBridge
+
+log = logging.getLogger(__name__)
+
+TICK_MS = 500  # while a run trains and the dock is in view: ~2 predictions a second
+EDIT_DELAY_MS = 50
+SHOWN_FEATURES = 4  # a row's values are listed beside its label up to this many features
+
+
+class PredictController(QObject):
+    """The Predict dock of one main window, following `run.session`."""
+
+    def __init__(self, window: MainWindow, run: RunController) -> None:
+        super().__init__(window)
+        self.window, self.run = window, run
+        self.predictor: Predictor | None = None
+        self.panel = PredictPanel()
+        self.dock = self._build_dock()
+        self.marker = point_marker()
+        self.marker.hide()
+        run.boundary.plot.addItem(self.marker)
+        self._bridge: SessionBridge | None = None
+        self._shown_version = -1  # of the snapshot the shown prediction was made from
+        # A dock behind another tab is moved out of sight, not hidden (isVisible() stays
+        # True): only visibilityChanged tells whether it can be seen.
+        self.in_view = False
+        self._timer = QTimer(self)
+        self._timer.setInterval(TICK_MS)
+        self._timer.timeout.connect(self._on_timer_timeout)
+        self._edit_timer = QTimer(self)  # after an edit of the weights (a burst runs once),
+        self._edit_timer.setSingleShot(True)  # and after the edit reached the session
+        self._edit_timer.setInterval(EDIT_DELAY_MS)
+        self._edit_timer.timeout.connect(self.refresh)
+        self._project_subscription = None
+        self.panel.input_changed.connect(self._on_panel_input_changed)
+        self.panel.message.connect(lambda text: window.show_message(text, 8000))
+        self.dock.visibilityChanged.connect(self._on_dock_visibility_changed)
+        run.session_changed.connect(self._on_run_session_changed)
+        run.boundary.plot_view.scene().sigMouseClicked.connect(self._on_boundary_clicked)
+        window.closing.connect(self._on_window_closing)
+        window.project_changed.connect(self._on_window_project_changed)
+        self._on_window_project_changed(window.project)
+        self._on_run_session_changed()
+
+    def _build_dock(self) -> QDockWidget:
+        window = self.window
+        dock = window._add_dock("Predict", "predict_dock", Qt.DockWidgetArea.RightDockWidgetArea)
+        placeholder = dock.widget()
+        dock.setWidget(self.panel)
+        if placeholder is not None:
+            placeholder.deleteLater()
+        window.tabifyDockWidget(window.run_dock, dock)
+        window.run_dock.raise_()  # the Run panel stays in front; Predict is one tab away
+        menu = window.findChild(QWidget, "view_menu")
+        if menu is not None:
+            menu.addAction(dock.toggleViewAction())
+        return dock
+
+    # ---- predicting --------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Run the network on the chosen input and show the answer; never raises."""
+        try:
+            self._refresh()
+        except Exception as exc:  # a bug, or a network that fails on this input: say so
+            log.exception("prediction failed")
+            message = f"The prediction failed: {type(exc).__name__}: {exc}"
+            self.panel.set_message(message)
+            self.window.show_message(message, 10000)
+
+    def _refresh(self) -> None:
+        predictor, panel = self.predictor, self.panel
+        if predictor is None or not panel.ready:
+            return
+        x, text = self._chosen_input(predictor)
+        panel.show_input(text, None if panel.source == POINT else predictor.image(x))
+        try:
+            predicted = predictor.predict(x)
+        except PredictError as exc:
+            panel.set_message(str(exc))
+            return
+        trained, note = None, ""
+        if panel.both_modes:
+            try:
+                trained = predictor.train_mode(x)
+            except PredictError as exc:
+                note = str(exc)
+        panel.show_result(predicted, trained, note)
+        self._shown_version = predictor.session.snapshot.version
+        self._show_marker()
+
+    def _chosen_input(self, predictor: Predictor) -> tuple[np.ndarray, str]:
+        """The chosen sample, and a line saying what it is."""
+        panel = self.panel
+        if panel.source == VECTOR:
+            return predictor.sample(panel.vector), ""
+        if panel.source == POINT:
+            return predictor.sample(panel.point), ""
+        x, label = predictor.row(panel.source, panel.row)
+        text = f"Label: {predictor.label_text(label)}"
+        names = predictor.dataset.feature_names
+        if x.ndim == 1 and 0 < len(x) <= SHOWN_FEATURES and len(names) == len(x):
+            values = ", ".join(f"{n} = {format_value(v)}" for n, v in zip(names, x, strict=True))
+            text += f" · {values}"
+        return x, text
+
+    def choose_point(self, x: float, y: float) -> None:
+        """Make the point (x, y) of the decision boundary's plane the input, as a click does."""
+        if self.predictor is None or not self.predictor.takes_points:
+            return
+        self.panel.set_point(x, y)  # runs the prediction (input_changed)
+        output = self.panel.outputs["predict"].prediction
+        if output is not None and output.classification:
+            share = output.values[output.predicted]
+            result = f"{output.predicted_name} ({share:.0%})"
+        elif output is not None:
+            result = ", ".join(format_value(v) for v in output.values)
+        else:
+            result = "see the Predict panel"
+        self.window.show_message(
+            f"Predict: ({format_value(x)}, {format_value(y)}) → {result}", 6000
+        )
+
+    def _show_marker(self) -> None:
+        point = self.panel.point
+        shown = (self.predictor is not None and self.predictor.takes_points
+                 and self.panel.source == POINT and point is not None)  # fmt: skip
+        if shown:
+            self.marker.setData([point[0]], [point[1]])
+        self.marker.setVisible(shown)
+
+    # ---- the session ---------------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        """A predictor for the run controller's session as it now is (or a message why not)."""
+        self.predictor = None
+        self._timer.stop()
+        self._watch_bridge()
+        session = self.run.session
+        if session is None:
+            self._show_problem()
+            # The session is dropped before a new one is tried: the reason there is none
+            # is known once the run controller is done.
+            QTimer.singleShot(0, self, self._show_problem)
+            self._show_marker()
+            return
+        try:
+            predictor = Predictor(session)
+        except Exception as exc:
+            log.exception("making the predictor failed")
+            message = f"Predict can't be set up: {exc}"
+            self.panel.set_message(message)
+            self.window.show_message(message, 10000)
+            return
+        self.predictor = predictor
+        self.panel.configure(len(session.train_set), len(session.val_set), predictor.n_features,
+                             points=predictor.takes_points)  # fmt: skip
+        if session.status == RUNNING and self.in_view:
+            self._timer.start()
+        self.refresh()
+        if not self.panel.ready:
+            self._show_marker()
+
+    def _show_problem(self) -> None:
+        if self.run.session is None:
+            self.panel.set_message(self.run.problem or "There is no network to run.")
+
+    def _watch_bridge(self) -> None:
+        bridge = self.run.bridge
+        if bridge is self._bridge:
+            return
+        self._bridge = bridge
+        if bridge is not None:
+            bridge.arrived.connect(lambda event, b=bridge: self._on_bridge_arrived(b, event))
+
+    # ---- slots -------------------------------------------------------------------------------
+
+    def _on_run_session_changed(self) -> None:
+        try:
+            self._rebuild()
+        except Exception as exc:
+            log.exception("following the training session failed")
+            self.panel.set_message(f"Predict can't be set up: {type(exc).__name__}: {exc}")
+
+    def _on_panel_input_changed(self) -> None:
+        self.refresh()
+        self._show_marker()
+
+    def _on_bridge_arrived(self, bridge: SessionBridge, event: object) -> None:
+        if bridge is not self._bridge:
+            return  # a session replaced since
+        if isinstance(event, TrainingStarted | TrainingResumed):
+            if self.in_view:
+                self._timer.start()
+        elif isinstance(event, TrainingPaused | TrainingFinished | TrainingFailed):
+            self._timer.stop()
+            self.refresh()  # the weights at the pause, or as the run left them
+
+    def _on_timer_timeout(self) -> None:
+        try:
+            predictor = self.predictor
+            if predictor is None or predictor.session.status == READY:
+                self._timer.stop()
+                return
+            if not self.in_view:
+                self._timer.stop()
+                return
+            snapshot = predictor.session.snapshot
+            snapshot.request()  # served between two steps; read at the next tick
+            if snapshot.version in (0, self._shown_version):
+                return  # nothing new yet
+            self.refresh()
+        except Exception:  # a timer must never raise into Qt's event loop
+            log.exception("predict view update failed")
+
+    def _on_dock_visibility_changed(self, visible: bool) -> None:
+        self.in_view = visible
+        predictor = self.predictor
+        if not visible or predictor is None:
+            self._timer.stop()
+            return
+        if predictor.session.status == RUNNING:
+            self._timer.start()
+        self.refresh()  # the weights may have moved while it was out of view
+
+    def _on_boundary_clicked(self, event) -> None:
+        try:
+            if event.button() != Qt.MouseButton.LeftButton or self.predictor is None:
+                return
+            view_box = self.run.boundary.plot.getViewBox()
+            where = event.scenePos()
+            if not view_box.sceneBoundingRect().contains(where):
+                return  # on an axis or the colour bar
+            point = view_box.mapSceneToView(where)
+            self.choose_point(point.x(), point.y())
+        except Exception:
+            log.exception("choosing a point on the decision boundary failed")
+
+    def _on_window_project_changed(self, project: object) -> None:
+        if self._project_subscription is not None:
+            self._project_subscription.unsubscribe()
+            self._project_subscription = None
+        if isinstance(project, Project):
+            self._project_subscription = project.events.subscribe(self._on_project_event)
+
+    def _on_project_event(self, event: object) -> None:
+        if isinstance(event, ParamValuesChanged):
+            self._edit_timer.start()
+
+    def _on_window_closing(self) -> None:
+        self._timer.stop()
+        self._edit_timer.stop()
