@@ -59,7 +59,9 @@ def run_gui(project: str | None = None) -> int:
     app = _application()
     window = MainWindow()
     window.show()
-    if project:
+    from app.gui.autosave import offer_recovery
+
+    if offer_recovery(window, window.settings) is None and project:
         # A missing or bad file is reported in the status bar; the app still starts.
         window.open_project(project, interactive=False)
     _close_on_interrupt(window)

@@ -24,12 +24,15 @@ from PySide6.QtWidgets import (
 
 from app import __version__
 from app.gui import project_files
+from app.gui.autosave import INTERVAL_KEY, Autosave, interval_setting
 from app.gui.commands import DocumentStack
 from app.gui.hooks import HookController
 from app.gui.parameters import ParameterController
+from app.gui.predict import PredictController
 from app.gui.run import RunController
 from app.gui.settings import RecentFiles, app_settings
 from app.gui.workbench import Workbench
+from widgets.preferences_dialog import PreferencesDialog
 
 PROJECT_FILTER = "Cellwright projects (*.cwproj);;All files (*)"
 GEOMETRY_KEY = "main_window/geometry"
@@ -95,6 +98,11 @@ class MainWindow(QMainWindow):
         self.hooks = HookController(self, self.workbench.editor, self.run)  # panes, probes
         self.parameters = ParameterController(  # the Inspector's Parameters, the editor dock
             self, self.workbench.editor, self.workbench.inspector, self.run)
+        self.predict = PredictController(self, self.run)  # the Predict dock
+        self.autosave = Autosave(self, self._settings)  # recovery copies of unsaved work
+        edit_menu = self.findChild(QMenu, "edit_menu")
+        edit_menu.addSeparator()
+        edit_menu.addAction(self.preferences_action)
         self._restore_layout()
 
     # ----------------------------------------------------------------- public API
@@ -142,6 +150,25 @@ class MainWindow(QMainWindow):
         """The project changed outside the undo stack (training): Save has something to keep."""
         self._unsaved_training = True
         self.setWindowModified(True)
+        autosave = getattr(self, "autosave", None)
+        if autosave is not None:
+            autosave.changed()
+
+    def restore_recovery(self, path: Path, original: str | None, when: str) -> bool:
+        """Open the recovery copy at `path` as unsaved changes to `original` (None: a project
+        never saved); the user's file is written only when they save."""
+        try:
+            project = project_files.load(path)
+        except Exception as exc:
+            message = str(exc) if isinstance(exc, project_files.ProjectAccessError) else repr(exc)
+            self._show_error("Could not restore the unsaved work", message)
+            return False
+        self._replace_project(project, Path(original) if original else None)
+        self.mark_unsaved()
+        self.autosave.write_now()  # this session's own copy, before the old one goes
+        self.show_message(f"Restored the unsaved changes autosaved at {when}; save to keep "
+                          "them.")  # fmt: skip
+        return True
 
     @property
     def unsaved(self) -> bool:
@@ -244,6 +271,8 @@ class MainWindow(QMainWindow):
         self.save_as_action = self._action(QAction("Save &As…", self), "save_as_action", key.SaveAs)
         self.quit_action = self._action(QAction("&Quit", self), "quit_action", key.Quit)
         self.about_action = self._action(QAction("&About Cellwright", self), "about_action")
+        self.preferences_action = self._action(QAction("&Preferences…", self),
+                                               "preferences_action", key.Preferences)
         undo = self._undo_group.createUndoAction(self, "&Undo")
         self.undo_action = self._action(undo, "undo_action", key.Undo)
         redo = self._undo_group.createRedoAction(self, "&Redo")
@@ -255,6 +284,7 @@ class MainWindow(QMainWindow):
         self.save_as_action.triggered.connect(self._on_save_as_action_triggered)
         self.quit_action.triggered.connect(self._on_quit_action_triggered)
         self.about_action.triggered.connect(self._on_about_action_triggered)
+        self.preferences_action.triggered.connect(self._on_preferences_action_triggered)
 
     def _action(self, action: QAction, name: str, shortcut: Any = None) -> QAction:
         action.setObjectName(name)
@@ -444,6 +474,17 @@ class MainWindow(QMainWindow):
         self.close()
 
     @_reports_errors("About")
+    @_reports_errors("Preferences")
+    def _on_preferences_action_triggered(self, checked: bool = False) -> None:
+        dialog = PreferencesDialog(interval_setting(self._settings), self)
+        try:
+            if dialog.exec() == PreferencesDialog.DialogCode.Accepted:
+                seconds = dialog.autosave_seconds()
+                self._settings.setValue(INTERVAL_KEY, seconds)
+                self.autosave.set_interval(seconds)
+        finally:
+            dialog.deleteLater()
+
     def _on_about_action_triggered(self, checked: bool = False) -> None:
         QMessageBox.about(
             self,

@@ -356,6 +356,9 @@ class RunController(QObject):
         session = self._session_to_train("start training") if self.status == READY else None
         if session is not None:
             self._rates.clear()
+            autosave = getattr(self.window, "autosave", None)
+            if autosave is not None:
+                autosave.write_now()  # on the way into training: unsaved edits are kept
             session.start()
 
     def pause(self) -> None:
