@@ -4,6 +4,8 @@
     python scripts/screenshot.py --hooks     (digits CNN, three hook panes, health overlay)
     python scripts/screenshot.py --params    (digits CNN: Parameters, a frozen layer, the
                                               Parameter window on a kernel grid and a table)
+    python scripts/screenshot.py --predict   (moons BatchNorm/Dropout: the Predict panel with
+                                              a validation row in both modes)
 
 Opens the shipped example as a copy (File → Open Example), selects a layer so the
 Inspector has something in it, presses Start, pauses after about `--steps` steps so
@@ -33,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = "resources/screenshots/main_window.png"
 HOOKS_OUT = "resources/screenshots/hook_panes.png"
 PARAMS_OUT = "resources/screenshots/parameters.png"
+PREDICT_OUT = "resources/screenshots/predict_both_modes.png"
 HOOKS = (("conv2d1", "forward", "heatmap"), ("relu2", "forward", "histogram"),
          ("dense1", "backward", "norm"))
 
@@ -45,11 +48,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="", help="window size, WIDTHxHEIGHT")
     parser.add_argument("--hooks", action="store_true", help="hook panes and health overlay")
     parser.add_argument("--params", action="store_true", help="the Parameter editor")
+    parser.add_argument("--predict", action="store_true", help="the Predict panel")
     args = parser.parse_args(argv)
     digits = args.hooks or args.params
-    args.example = args.example or ("digits_cnn" if digits else "spiral_mlp")
+    args.example = args.example or ("digits_cnn" if digits else "moons_bn_dropout"
+                                    if args.predict else "spiral_mlp")  # fmt: skip
     args.out = args.out or (HOOKS_OUT if args.hooks else PARAMS_OUT if args.params
-                            else DEFAULT_OUT)  # fmt: skip
+                            else PREDICT_OUT if args.predict else DEFAULT_OUT)  # fmt: skip
     args.size = args.size or ("1800x1000" if args.hooks else "1400x900")
     width, height = (int(v) for v in args.size.split("x"))
 
@@ -94,8 +99,16 @@ def main(argv: list[str] | None = None) -> int:
         pump(1.5)  # the curves and the boundary catch up with the pause
         if args.params:
             show_parameters(window, Path(args.out), pump)
+        if args.predict:  # the panel alone is the picture
+            panel = window.predict.panel
+            window.predict.dock.raise_()
+            panel.set_source("validation")
+            panel.row_box.setValue(3)
+            panel.both_box.setChecked(True)
+            pump(1.0)
+            panel.grab().save(args.out)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        if not window.grab().save(args.out):
+        if not args.predict and not window.grab().save(args.out):
             print(f"could not write {args.out}", file=sys.stderr)
             return 1
         step = run.session.state.step
