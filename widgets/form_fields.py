@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QSpinBox, QWidget
+from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QSpinBox, QToolButton, QWidget
 
 BAD = (
     "QLineEdit, QComboBox, QSpinBox, QDoubleSpinBox, QCheckBox "
@@ -39,6 +39,18 @@ def parse_number(text: str) -> Any:
         except ValueError:
             pass
     return text
+
+
+def tool_button(name: str, text: str, tip: str, *, checkable: bool = False,
+                flat: bool = False) -> QToolButton:
+    """A named text button for a pane's tool row; `flat` draws it only under the mouse."""
+    button = QToolButton()
+    button.setObjectName(name)
+    button.setText(text)
+    button.setToolTip(tip)
+    button.setCheckable(checkable)
+    button.setAutoRaise(flat)
+    return button
 
 
 def set_tip(widget: QWidget, text: str) -> QWidget:

@@ -20,6 +20,7 @@ from app.gui.settings import app_settings
 from app.io.project_file import load_project
 from app.resources_path import resource_path
 from tests.app.dialogs import record_dialogs
+from tests.app.window_support import shown_window
 
 REPO = Path(__file__).resolve().parents[2]
 SPIRAL = resource_path("examples", "spiral_mlp.cwproj")
@@ -33,12 +34,7 @@ def dialogs(monkeypatch):
 
 @pytest.fixture
 def window(qtbot):
-    win = MainWindow(remember_layout=False)
-    qtbot.addWidget(win)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.run._stop_and_wait()
+    yield from shown_window(qtbot)
 
 
 @pytest.fixture

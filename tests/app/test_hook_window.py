@@ -10,17 +10,12 @@ from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton
 
 import app.session.hook_captures as hook_captures
 from app.document import Project
-from app.gui.main_window import MainWindow
 from app.io.project_file import load_project, save_project
-from app.resources_path import resource_path
 from app.session import READY, RUNNING
 from tests.app.dialogs import record_dialogs
 from tests.app.session_samples import chain, mlp_project
+from tests.app.window_support import DIGITS, TIMEOUT, open_example, shown_window
 from tests.widgets.canvas_support import drag
-
-TIMEOUT = 20_000  # ms
-SPIRAL = resource_path("examples", "spiral_mlp.cwproj")
-DIGITS = resource_path("examples", "digits_cnn.cwproj")
 
 
 @pytest.fixture(autouse=True)
@@ -30,25 +25,10 @@ def dialogs(monkeypatch):
 
 @pytest.fixture
 def window(qtbot):
-    win = MainWindow(remember_layout=False)
-    qtbot.addWidget(win)
-    win.resize(1500, 950)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.run._stop_and_wait()  # no training thread outlives its test
+    yield from shown_window(qtbot, (1500, 950))
 
 
-def open_project(window, qtbot, path=SPIRAL, **training):
-    if path.parent.name == "examples":
-        assert window.open_example(path)
-    else:
-        assert window.open_project(path, interactive=False)
-    for key, value in training.items():
-        window.run.panel.setting_changed.emit(key, value)
-    qtbot.waitUntil(lambda: window.run.session is not None
-                    and window.run.fingerprint() == window.run._fingerprint, timeout=TIMEOUT)
-    return window.run
+open_project = open_example  # an example as a copy, or a project file
 
 
 def node_id(window, name: str) -> str:

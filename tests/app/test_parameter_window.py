@@ -6,18 +6,12 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QAbstractItemView, QLineEdit, QMessageBox, QToolBar
 
-from app.gui.main_window import MainWindow
 from app.io.project_file import load_project
-from app.resources_path import resource_path
 from app.session import PAUSED, READY, RUNNING
 from tests.app.dialogs import record_dialogs
+from tests.app.window_support import DIGITS, MOONS, SPIRAL, TIMEOUT, open_example, shown_window
 from tests.widgets.canvas_support import click, title_point
 from widgets.param_list import STATUS_COLUMN
-
-TIMEOUT = 20_000  # ms
-SPIRAL = resource_path("examples", "spiral_mlp.cwproj")
-DIGITS = resource_path("examples", "digits_cnn.cwproj")
-MOONS = resource_path("examples", "moons_bn_dropout.cwproj")
 
 
 @pytest.fixture(autouse=True)
@@ -27,22 +21,7 @@ def dialogs(monkeypatch):
 
 @pytest.fixture
 def window(qtbot):
-    win = MainWindow(remember_layout=False)
-    qtbot.addWidget(win)
-    win.resize(1500, 950)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.run._stop_and_wait()  # no training thread outlives its test
-
-
-def open_example(window, qtbot, path=SPIRAL, **training):
-    assert window.open_example(path)
-    for key, value in training.items():
-        window.run.panel.setting_changed.emit(key, value)
-    qtbot.waitUntil(lambda: window.run.session is not None
-                    and window.run.fingerprint() == window.run._fingerprint, timeout=TIMEOUT)
-    return window.run
+    yield from shown_window(qtbot, (1500, 950))
 
 
 def select_node(window, qtbot, name: str) -> str:

@@ -6,17 +6,12 @@ from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QMessageBox
 
 from app.gui.commands import ParamValuesCommand, perform
-from app.gui.main_window import MainWindow
-from app.gui.predict import PredictController
-from app.resources_path import resource_path
 from app.session import PAUSED, RUNNING
 from app.session.predict import probabilities_of
 from tests.app.dialogs import record_dialogs
+from tests.app.window_support import DIGITS, MOONS, TIMEOUT, shown_window
+from tests.app.window_support import open_example as open_window_example
 from widgets.predict_panel import POINT, VALIDATION_ROWS
-
-TIMEOUT = 20_000  # ms
-MOONS = resource_path("examples", "moons_bn_dropout.cwproj")
-DIGITS = resource_path("examples", "digits_cnn.cwproj")
 
 
 @pytest.fixture(autouse=True)
@@ -26,23 +21,11 @@ def dialogs(monkeypatch):
 
 @pytest.fixture
 def window(qtbot):
-    win = MainWindow(remember_layout=False)
-    qtbot.addWidget(win)
-    win.resize(1400, 900)
-    if getattr(win, "predict", None) is None:  # until the main window makes it itself
-        win.predict = PredictController(win, win.run)
-    win.show()
-    qtbot.waitExposed(win)
-    yield win
-    win.run._stop_and_wait()  # no training thread outlives its test
+    yield from shown_window(qtbot)
 
 
 def open_example(window, qtbot, path=MOONS, **training):
-    assert window.open_example(path)
-    for key, value in training.items():
-        window.run.panel.setting_changed.emit(key, value)
-    qtbot.waitUntil(lambda: window.run.session is not None
-                    and window.run.fingerprint() == window.run._fingerprint, timeout=TIMEOUT)
+    open_window_example(window, qtbot, path, **training)
     predict = window.predict
     qtbot.waitUntil(lambda: predict.predictor is not None
                     and predict.predictor.session is window.run.session, timeout=TIMEOUT)

@@ -34,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.session import STAT_COLUMNS
+from widgets.form_fields import tool_button
 from widgets.plots.budget import FrameBudget
 from widgets.plots.curves import BudgetedPlotWidget, LogAxis
 from widgets.plots.distribution import (
@@ -176,7 +177,7 @@ class HookPane(QWidget):
         self.sample_spin.valueChanged.connect(self._on_sample_spin_value_changed)
         self.channel_spin.valueChanged.connect(self._on_channel_spin_value_changed)
 
-        self.pause_button = _button(
+        self.pause_button = _flat_button(
             "pause_button",
             "Pause",
             "Stop updating this pane (and stop copying its tensors while training)",
@@ -184,18 +185,19 @@ class HookPane(QWidget):
         )
         self.pause_button.setChecked(self._settings["paused"])
         self.pause_button.toggled.connect(self._on_pause_button_toggled)
-        self.every_step_button = _button(
+        self.every_step_button = _flat_button(
             "every_step_button", "Every step", "Capture every step regardless of the capture "
             "budget (this pane then shows what that costs)", checkable=True)  # fmt: skip
         self.every_step_button.setChecked(self._settings["every_step"])
         self.every_step_button.toggled.connect(self._on_every_step_button_toggled)
-        self.clear_button = _button("clear_button", "Clear", "Forget what was captured so far")
+        self.clear_button = _flat_button("clear_button", "Clear", "Forget what was captured so far")
         self.clear_button.clicked.connect(self._on_clear_button_clicked)
-        self.float_button = _button(
+        self.float_button = _flat_button(
             "float_button", "Float", "Float this pane as its own window, or dock it back"
         )
         self.float_button.clicked.connect(self.float_requested)
-        self.close_button = _button("close_button", "Close", "Close this pane and remove its hook")
+        self.close_button = _flat_button("close_button", "Close",
+                                         "Close this pane and remove its hook")
         self.close_button.clicked.connect(self.close_requested)
 
         bar = QHBoxLayout()
@@ -700,16 +702,6 @@ def _selector(name: str, prefix: str, tip: str) -> QSpinBox:
     return spin
 
 
-def _button(name: str, text: str, tip: str, *, checkable: bool = False) -> QToolButton:
-    button = QToolButton()
-    button.setObjectName(name)
-    button.setText(text)
-    button.setToolTip(tip)
-    button.setCheckable(checkable)
-    button.setAutoRaise(True)
-    return button
-
-
 def _label_axes(plot: pg.PlotItem, left: str, bottom: str) -> None:
     font = QFont()
     font.setPointSizeF(8)
@@ -735,3 +727,7 @@ def _nice_span(span: float) -> float:
 def _ordinal(n: int) -> str:
     suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
     return f"{n:,}{suffix}"
+
+
+def _flat_button(name: str, text: str, tip: str, *, checkable: bool = False) -> QToolButton:
+    return tool_button(name, text, tip, checkable=checkable, flat=True)

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
     QSizePolicy,
     QSpinBox,
     QStackedWidget,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -38,7 +37,7 @@ from app.session.param_values import (
     shape_text,
     statistics,
 )
-from widgets.form_fields import format_number
+from widgets.form_fields import format_number, tool_button
 from widgets.tensor_editor.heatmap import TensorHeatmap, kernel_grid
 from widgets.tensor_editor.model import (
     TensorCellDelegate,
@@ -125,9 +124,9 @@ class TensorEditor(QWidget):
     # ---- building ----------------------------------------------------------------------------
 
     def _build_bar(self) -> None:
-        self.table_button = _button("table_button", "Table", "The values as a table of numbers "
+        self.table_button = tool_button("table_button", "Table", "The values as a table of numbers "
                                     "(one 2-D slice)", checkable=True)  # fmt: skip
-        self.heatmap_button = _button("heatmap_button", "Heatmap", "The values as colours",
+        self.heatmap_button = tool_button("heatmap_button", "Heatmap", "The values as colours",
                                       checkable=True)  # fmt: skip
         self.table_button.setChecked(True)
         self._view_group = QButtonGroup(self)
@@ -135,10 +134,11 @@ class TensorEditor(QWidget):
         self._view_group.addButton(self.table_button)
         self._view_group.addButton(self.heatmap_button)
         self.table_button.toggled.connect(self._on_table_button_toggled)
-        self.fill_button = _button("fill_button", "Fill…", "Set every selected value to one number")
-        self.scale_button = _button("scale_button", "Scale…",
+        self.fill_button = tool_button("fill_button", "Fill…",
+                                       "Set every selected value to one number")
+        self.scale_button = tool_button("scale_button", "Scale…",
                                     "Multiply the selected values by a factor")  # fmt: skip
-        self.noise_button = _button("noise_button", "Add noise…", "Add Gaussian noise to the "
+        self.noise_button = tool_button("noise_button", "Add noise…", "Add Gaussian noise to the "
                                     "selected values, drawn with the seed beside it")  # fmt: skip
         self.seed_spin = QSpinBox()
         self.seed_spin.setObjectName("seed_spin")
@@ -146,9 +146,10 @@ class TensorEditor(QWidget):
         self.seed_spin.setPrefix("seed ")
         self.seed_spin.setToolTip("The noise's seed: the same seed adds the same noise. It "
                                   "moves on by one after each use.")  # fmt: skip
-        self.import_button = _button("import_button", "Import…",
+        self.import_button = tool_button("import_button", "Import…",
                                      "Replace all values with those of a .npy file")  # fmt: skip
-        self.export_button = _button("export_button", "Export…", "Save the values to a .npy file")
+        self.export_button = tool_button("export_button", "Export…",
+                                         "Save the values to a .npy file")
         self.fill_button.clicked.connect(self._on_fill_button_clicked)
         self.scale_button.clicked.connect(self._on_scale_button_clicked)
         self.noise_button.clicked.connect(self._on_noise_button_clicked)
@@ -558,12 +559,3 @@ def _in_dtype(values: np.ndarray, dtype: np.dtype, what: str = "The new values")
         converted = values.astype(dtype)
     check_finite(converted, f"{what} (as {dtype.name})")
     return converted
-
-
-def _button(name: str, text: str, tip: str, *, checkable: bool = False) -> QToolButton:
-    button = QToolButton()
-    button.setObjectName(name)
-    button.setText(text)
-    button.setToolTip(tip)
-    button.setCheckable(checkable)
-    return button

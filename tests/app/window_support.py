@@ -1,0 +1,39 @@
+"""The main window as the window tests use it: shown offscreen, an example opened as a copy
+with its session made for the settings as changed through the Run panel."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from app.gui.main_window import MainWindow
+from app.resources_path import resource_path
+
+TIMEOUT = 20_000  # ms
+SPIRAL = resource_path("examples", "spiral_mlp.cwproj")
+DIGITS = resource_path("examples", "digits_cnn.cwproj")
+MOONS = resource_path("examples", "moons_bn_dropout.cwproj")
+
+
+def shown_window(qtbot, size: tuple[int, int] = (1400, 900)) -> Iterator[MainWindow]:
+    """For a fixture: a main window, shown; no training thread outlives the test."""
+    window = MainWindow(remember_layout=False)
+    qtbot.addWidget(window)
+    window.resize(*size)
+    window.show()
+    qtbot.waitExposed(window)
+    yield window
+    window.run._stop_and_wait()
+
+
+def open_example(window: MainWindow, qtbot, path=SPIRAL, **training):
+    """Open a shipped example (or any project file) and change settings as the Run panel
+    does; returns the run controller once its session is made for them."""
+    if path.parent.name == "examples":
+        assert window.open_example(path)
+    else:
+        assert window.open_project(path, interactive=False)
+    for key, value in training.items():
+        window.run.panel.setting_changed.emit(key, value)
+    qtbot.waitUntil(lambda: window.run.session is not None
+                    and window.run.fingerprint() == window.run._fingerprint, timeout=TIMEOUT)
+    return window.run
