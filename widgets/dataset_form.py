@@ -4,22 +4,37 @@
 user that loads is emitted once as `chosen(spec)`, with `spec` as the settings schema
 stores it (app.session.settings). A choice that does not load shows the loader's
 reason in the form (the `dataset_error` label) and emits nothing.
+
+A data file of PROGRESS_BYTES or more is read on a worker thread behind a progress
+dialog with Cancel; the GUI thread polls the reading (no Qt call crosses the thread) and
+keeps handling events. A cancelled import leaves the shown data set as it was and says so
+through `message`.
 """
 
 from __future__ import annotations
 
 import copy
-import csv
 import inspect
 import json
-from collections.abc import Mapping
+import threading
+from collections import Counter
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFileDialog, QFormLayout, QLabel, QPushButton, QWidget
+from PySide6.QtCore import QEventLoop, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFormLayout,
+    QLabel,
+    QProgressDialog,
+    QPushButton,
+    QWidget,
+)
 
-from app.datasets import BUILTIN, CLASSIFICATION, REGRESSION, Dataset
+from app.datasets import BUILTIN, CLASSIFICATION, REGRESSION, Dataset, DatasetError
+from app.datasets.csv_stream import cancelled_message
+from app.datasets.file_import import csv_columns, load_csv, load_npz
 from app.session import TrainingError, load_dataset
 from widgets.dataset_preview import PreviewTable, summarize
 from widgets.form_fields import (
@@ -35,6 +50,13 @@ from widgets.form_fields import (
 FILE, UNKNOWN = ":file", ":unknown"  # combo entries that are not built-in keys
 MAX_SAMPLES = 1_000_000
 FILE_TYPES = "Data files (*.csv *.npz);;CSV files (*.csv);;NumPy archives (*.npz);;All files (*)"
+PROGRESS_BYTES = 4 << 20  # a data file this large is read behind a progress dialog
+POLL_MS = 50  # how often the GUI thread looks at a reading's progress
+CANT_USE = "The data set can't be used: "  # as app.session.load_dataset words a loader's refusal
+
+
+class ImportCancelled(TrainingError):
+    """The user cancelled reading a data file; the form is left as it was."""
 
 
 class DatasetForm(QWidget):
@@ -47,7 +69,9 @@ class DatasetForm(QWidget):
         self._folder: Path | None = None
         self._filling = False
         self._file_spec: dict[str, Any] | None = None  # the last imported file, kept on offer
-        self._loaded: tuple[str, Dataset | str] | None = None  # (cache key, data set or error)
+        # (cache key, the data set or why not, whether the reading was cancelled)
+        self._loaded: tuple[str, Dataset | str, bool] | None = None
+        self._reading: _Reading | None = None  # a data file being read on a worker thread
         self._label_choice: Any = None  # the label column entry the form shows
         self.fields: dict[str, QWidget] = {}
         self._build()
@@ -183,8 +207,9 @@ class DatasetForm(QWidget):
         if spec is None:
             return
         names = _csv_columns(self._resolve(spec["csv"]), spec)
+        counts = Counter(names)
         for i, name in enumerate(names):
-            label_column.addItem(name, name if names.count(name) == 1 else i)
+            label_column.addItem(name, name if counts[name] == 1 else i)
         chosen = spec.get("label_column", -1)
         index = -1
         if isinstance(chosen, str) and chosen in names:
@@ -222,20 +247,83 @@ class DatasetForm(QWidget):
         path = Path(path).expanduser()
         return self._folder / path if not path.is_absolute() and self._folder else path
 
-    def _load(self, spec: Any) -> Dataset:
-        """The data set `spec` names, or TrainingError; the last answer is kept."""
+    def _load(self, spec: Any, retry: bool = False) -> Dataset:
+        """The data set `spec` names, or TrainingError; the last answer is kept.
+
+        `retry` reads again a file whose last reading was cancelled; a reading the user
+        cancels now raises ImportCancelled and keeps the answer kept before.
+        """
         key = self._cache_key(spec)
-        if self._loaded is None or self._loaded[0] != key:
-            try:
-                found: Dataset | str = load_dataset(spec, self._folder)
-            except TrainingError as exc:
-                found = str(exc)
-            except Exception as exc:  # a loader bug must not take the form down
-                found = f"The data set can't be used: {type(exc).__name__}: {exc}"
-            self._loaded = (key, found)
+        kept = self._loaded
+        if kept is None or kept[0] != key or (retry and kept[2]):
+            if self._reading is not None:  # asked again while a file is being read
+                raise TrainingError("A data file is still being read.")
+            found, cancelled = self._read(spec)
+            if cancelled and retry:
+                raise ImportCancelled(found)
+            if cancelled:
+                found = f"{found} Import it again to use it."
+            self._loaded = (key, found, cancelled)
         if isinstance(self._loaded[1], str):
             raise TrainingError(self._loaded[1])
         return self._loaded[1]
+
+    def _read(self, spec: Any) -> tuple[Dataset | str, bool]:
+        """(the data set or why not, whether the user cancelled reading it)."""
+        kind = _file_kind(spec)
+        if kind is not None and "csv" in spec and "npz" in spec:
+            kind = None  # load_dataset says why that can't be
+        if kind is not None and _size(self._resolve(str(spec[kind]))) >= PROGRESS_BYTES:
+            return self._read_with_progress(spec, kind)
+        try:
+            return load_dataset(spec, self._folder), False
+        except TrainingError as exc:
+            return str(exc), False
+        except Exception as exc:  # a loader bug must not take the form down
+            return f"{CANT_USE}{type(exc).__name__}: {exc}", False
+
+    def _read_with_progress(self, spec: Mapping, kind: str) -> tuple[Dataset | str, bool]:
+        """Read a large data file on a worker thread while a progress dialog offers Cancel."""
+        path = self._resolve(str(spec[kind]))
+        options = {k: v for k, v in spec.items() if k != kind}
+        reading = _Reading(load_csv if kind == "csv" else load_npz, path, options)
+        dialog = QProgressDialog(f"Reading {path.name}…", "Cancel", 0, 1000, self)
+        dialog.setObjectName("dataset_progress")
+        dialog.setWindowTitle("Import data")
+        dialog.setWindowModality(Qt.WindowModality.WindowModal)
+        dialog.setAutoClose(False)
+        dialog.setAutoReset(False)
+        dialog.setMinimumDuration(0)
+        dialog.canceled.connect(reading.cancel)
+        loop = QEventLoop(self)
+        timer = QTimer(self)
+        timer.setInterval(POLL_MS)
+
+        def on_timer_timeout() -> None:
+            dialog.setValue(reading.permille())
+            if reading.finished.is_set():
+                loop.quit()
+
+        timer.timeout.connect(on_timer_timeout)
+        self._reading = reading
+        try:
+            reading.start()
+            dialog.show()
+            timer.start()
+            if not reading.finished.is_set():
+                loop.exec()
+        finally:
+            if not reading.finished.is_set():  # the loop was left some other way
+                reading.cancel()
+            reading.finished.wait()  # quick: a cancelled reading stops at its next chunk
+            self._reading = None
+            timer.stop()
+            timer.deleteLater()
+            loop.deleteLater()
+            dialog.blockSignals(True)  # closing emits canceled(); the reading has ended
+            dialog.close()
+            dialog.deleteLater()
+        return reading.answer()
 
     def _cache_key(self, spec: Any) -> str:
         stamp: Any = None  # a file edited on disk is read again
@@ -261,7 +349,11 @@ class DatasetForm(QWidget):
     def _commit(self, spec: dict[str, Any], field: QWidget | None, name: str = "") -> None:
         """Emit `spec` if it loads and differs from the shown one; else say why in the form."""
         try:
-            self._load(spec)
+            self._load(spec, retry=True)
+        except ImportCancelled as exc:
+            self._fill()  # the choice the user made goes back to the one that holds
+            self.message.emit(f"{exc} The data set is unchanged.")
+            return
         except TrainingError as exc:
             if field is not None:
                 show_refusal(field, str(exc))
@@ -333,7 +425,12 @@ class DatasetForm(QWidget):
             return
         path = Path(path)
         kind = "npz" if path.suffix.lower() == ".npz" else "csv"
-        self._commit({kind: self._stored_path(path)}, None, path.name)
+        spec: dict[str, Any] = {kind: self._stored_path(path)}
+        if kind == "csv":
+            delimiter = _guess_delimiter(path)
+            if delimiter != ",":
+                spec["delimiter"] = delimiter
+        self._commit(spec, None, path.name)
 
     def _on_label_column_activated(self, index: int) -> None:
         field = self.fields["label_column"]
@@ -389,15 +486,76 @@ def _describe(spec: Any) -> str:
 
 
 def _csv_columns(path: Path, spec: Mapping) -> list[str]:
-    """The column names load_csv would use, from the file's first line ([] if unreadable)."""
-    delimiter = spec.get("delimiter", ",")
+    """The column names load_csv would use, from the file's first row ([] if unreadable)."""
     try:
-        with path.open(encoding="utf-8-sig", newline="") as handle:
-            for cells in csv.reader(handle, delimiter=delimiter):
-                if any(cell.strip() for cell in cells):
-                    if spec.get("has_header", True):
-                        return [c.strip() or f"column {i + 1}" for i, c in enumerate(cells)]
-                    return [f"column {i + 1}" for i in range(len(cells))]
-    except (OSError, UnicodeDecodeError, csv.Error, TypeError):
-        pass
-    return []
+        return csv_columns(path, spec.get("delimiter", ","), spec.get("has_header", True))
+    except DatasetError:
+        return []
+
+
+def _guess_delimiter(path: Path) -> str:
+    """',' unless the first row is one column with ',' but several with ';', a tab or '|'."""
+    for delimiter in ",;\t|":
+        try:
+            if len(csv_columns(path, delimiter)) > 1:
+                return delimiter
+        except DatasetError:
+            break
+    return ","
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+class _Reading:
+    """A data file read by a loader on a worker thread.
+
+    The worker only writes plain attributes and sets events; the GUI thread polls them.
+    """
+
+    def __init__(self, loader: Callable[..., Dataset], path: Path, options: dict) -> None:
+        self.path = path
+        self.finished = threading.Event()
+        self._cancel = threading.Event()
+        self._done, self._total = 0, 0
+        self._answer: Dataset | str = ""
+        self._thread = threading.Thread(
+            target=self._run, args=(loader, path, options), name="data-import", daemon=True
+        )
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def permille(self) -> int:
+        """How much of the file was read, 0 to 1000."""
+        return min(1000, 1000 * self._done // self._total) if self._total else 0
+
+    def answer(self) -> tuple[Dataset | str, bool]:
+        """(the data set or why not, whether it was cancelled), once finished."""
+        if self._cancel.is_set():  # even if it ended first: the user said no
+            return cancelled_message(self.path.name), True
+        return self._answer, False
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self._done, self._total = done, total
+
+    def _run(self, loader: Callable[..., Dataset], path: Path, options: dict) -> None:
+        try:
+            self._answer = loader(
+                path, **options, progress=self._on_progress, cancelled=self._cancel.is_set
+            )
+        except DatasetError as exc:
+            self._answer = f"{CANT_USE}{exc}"
+        except TypeError as exc:  # an option the loader does not take, as load_dataset says
+            self._answer = f"The data set setting has a bad option: {exc}."
+        except Exception as exc:  # a loader bug must not take the form down
+            self._answer = f"{CANT_USE}{type(exc).__name__}: {exc}"
+        finally:
+            self.finished.set()

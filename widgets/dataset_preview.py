@@ -15,6 +15,7 @@ PREVIEW_ROWS = 8
 PREVIEW_FEATURES = 6  # more feature columns end in a "…" column
 ROW_HEIGHT = 20
 THUMBNAIL = 28
+NAME_CHARS = 40  # longer column and class names (a file may hold anything) are cut short
 
 
 def summarize(dataset: Dataset) -> str:
@@ -27,11 +28,13 @@ def summarize(dataset: Dataset) -> str:
     head = f"{n} sample{'s' if n != 1 else ''} of {what}"
     if dataset.task == CLASSIFICATION:
         pairs = zip(dataset.class_names, dataset.class_counts(), strict=True)
-        listed = [f"{name} ({count})" for name, count in pairs]
+        listed = [f"{_short(name)} ({count})" for name, count in pairs]
         more = ", …" if len(listed) > 10 else ""
         k = dataset.num_classes
         return f"{head} · {k} class{'es' if k != 1 else ''}: {', '.join(listed[:10])}{more}"
-    return f"{head} · regression to {', '.join(dataset.target_names)}"
+    targets = [_short(name) for name in dataset.target_names[:10]]
+    more = ", …" if len(dataset.target_names) > 10 else ""
+    return f"{head} · regression to {', '.join(targets)}{more}"
 
 
 class PreviewTable(QTableWidget):
@@ -95,7 +98,7 @@ def _rows(dataset: Dataset, count: int) -> tuple[list[str], list[list[str]], lis
     pictures = [_thumbnail(sample) for sample in x] if x.ndim > 2 else []
     if x.ndim == 2:
         more = ["…"] if x.shape[1] > PREVIEW_FEATURES else []
-        headers = list(dataset.feature_names[:PREVIEW_FEATURES]) + more
+        headers = [_short(name) for name in dataset.feature_names[:PREVIEW_FEATURES]] + more
         cells = [[_cell(v) for v in row[:PREVIEW_FEATURES]] + more for row in x]
     elif all(picture is not None for picture in pictures):
         headers, cells = ["image"], [[shape] for _ in x]
@@ -105,9 +108,9 @@ def _rows(dataset: Dataset, count: int) -> tuple[list[str], list[list[str]], lis
     if dataset.task == CLASSIFICATION:
         headers.append("class")
         for row, label in zip(cells, y, strict=True):
-            row.append(dataset.class_names[int(label)])
+            row.append(_short(dataset.class_names[int(label)]))
     else:
-        headers += list(dataset.target_names)
+        headers += [_short(name) for name in dataset.target_names]
         for row, targets in zip(cells, y, strict=True):
             row += [_cell(v) for v in targets]
     return headers, cells, pictures
@@ -132,6 +135,10 @@ def _thumbnail(sample: np.ndarray) -> QPixmap | None:
         THUMBNAIL, THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio,
         Qt.TransformationMode.FastTransformation,
     )  # fmt: skip
+
+
+def _short(name: str) -> str:
+    return name if len(name) <= NAME_CHARS else name[: NAME_CHARS - 1] + "…"
 
 
 def _cell(value: Any) -> str:

@@ -5,23 +5,48 @@ Class labels, in both formats: if every label is a number, each must be a whole 
 are class names: the distinct names, sorted, become classes 0, 1, 2, … and are kept as the
 data set's `class_names` (so "1", "2", "cat" are three names, not two numbers and a name).
 A file either loads completely or raises DatasetError; nothing is ever half read.
+
+Files are read a chunk at a time (app.datasets.csv_stream): a CSV is never held whole as
+text, `progress(bytes read, file size)` is called as the file is read, and a `cancelled()`
+that returns True stops the read with a DatasetError saying so.
 """
 
 from __future__ import annotations
 
-import csv
-import io
 import math
+import struct
 import zipfile
-from collections.abc import Sequence
+import zlib
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from os import PathLike
 from pathlib import Path
 
 import numpy as np
 
+from app.datasets.csv_stream import (
+    MAX_CLASSES,
+    Cancelled,
+    CsvRows,
+    CsvTable,
+    Progress,
+    cut,
+    open_data_file,
+    shown,
+    size_text,
+    text_of,
+    where,
+)
 from app.datasets.dataset import CLASSIFICATION, REGRESSION, TASKS, Dataset, DatasetError
 
-MAX_CLASSES = 1000  # more distinct labels than this is almost surely a regression target
-FLOAT32_MAX = float(np.finfo(np.float32).max)
+MAX_ARRAY_BYTES = 2 * 1024**3  # an NPZ's arrays, as stored and as float32 samples
+NPY_MAGIC = b"\x93NUMPY"
+# What zipfile and NumPy's .npy reader raise for a damaged archive or header: a zip version
+# or compression it doesn't know, a password, bad numbers, an unparsable header...
+_DAMAGED = (
+    OSError, EOFError, ValueError, zipfile.BadZipFile, zlib.error, NotImplementedError,
+    RuntimeError, OverflowError, SyntaxError, TypeError, struct.error,
+)  # fmt: skip
 
 Column = int | str
 
@@ -34,6 +59,8 @@ def load_csv(
     delimiter: str = ",",
     has_header: bool = True,
     name: str | None = None,
+    progress: Progress | None = None,
+    cancelled: Cancelled | None = None,
 ) -> Dataset:
     """A data set from a CSV file: one sample per line, one value per column.
 
@@ -43,62 +70,77 @@ def load_csv(
     label columns (targets). Blank lines are skipped; the other lines must all have as
     many cells as the first, and the chosen cells must hold finite numbers.
     """
-    path = Path(path)
+    path = _path(path)
     _check_task(task)
-    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
-        raise DatasetError(f"The delimiter must be a single character, not {delimiter!r}.")
-    rows = _read_rows(path, delimiter)
-    if not rows:
-        raise DatasetError(f"The file {path.name} is empty.")
-    width = len(rows[0][1])
-    if has_header:
-        header_line, header = rows.pop(0)
-        names = [cell.strip() or f"column {i + 1}" for i, cell in enumerate(header)]
-        first = "the header"
-    else:
-        header_line, names = rows[0][0], [f"column {i + 1}" for i in range(width)]
-        first = f"line {header_line}"
-    if not rows:
-        raise DatasetError(f"The file {path.name} has a header but no data rows.")
-    for line, cells in rows:
-        if len(cells) != width:
-            raise DatasetError(
-                f"Line {line} has {len(cells)} values, but {first} has {width}. "
-                "Every line needs the same number of values."
-            )
-
-    many = not isinstance(label_column, int | str)
+    _check_delimiter(delimiter)
+    if not isinstance(has_header, bool):
+        raise DatasetError(f"has_header must be true or false, not {shown(has_header)}.")
+    _check_name(name)
+    many = isinstance(label_column, list | tuple)
     label_specs = list(label_column) if many else [label_column]
     if not label_specs:
         raise DatasetError("Choose a label column.")
     if len(label_specs) > 1 and task == CLASSIFICATION:
         raise DatasetError("A classification has one label column; choose just one.")
-    labels = [_column(spec, names) for spec in label_specs]
-    if feature_columns is None:
-        features = [i for i in range(width) if i not in labels]
-    else:
-        features = [_column(spec, names) for spec in feature_columns]
-    _check_columns(features, labels, names)
-
-    x = _numbers(rows, features, names)
+    if feature_columns is not None and not isinstance(feature_columns, list | tuple):
+        raise DatasetError(
+            f"The feature columns are a list of names or numbers, not {shown(feature_columns)}."
+        )
+    with open_data_file(path, progress, cancelled) as file, text_of(file) as text:
+        rows = CsvRows(text, delimiter, path.name)
+        first_row = rows.first()
+        if first_row is None:
+            raise DatasetError(f"The file {path.name} is empty.")
+        line, cells = first_row
+        if has_header:
+            names = [cell.strip() or f"column {i + 1}" for i, cell in enumerate(cells)]
+        else:
+            names = [f"column {i + 1}" for i in range(len(cells))]
+        index = _name_index(names)
+        labels = [_column(spec, names, index) for spec in label_specs]
+        if feature_columns is None:
+            chosen = set(labels)
+            features = [i for i in range(len(names)) if i not in chosen]
+        else:
+            features = [_column(spec, names, index) for spec in feature_columns]
+        if len(names) == 1:
+            _check_one_column(cells, delimiter, path.name)
+        _check_columns(features, labels, names)
+        table = CsvTable(
+            features, labels, names, task, "the header" if has_header else f"line {line}"
+        )
+        if not has_header:
+            table.add(line, [cells])
+        table.read(rows)
+    if not table.count:
+        raise DatasetError(f"The file {path.name} has a header but no data rows.")
+    x, name = table.samples(), name or path.name
+    feature_names = tuple(names[i] for i in features)
     if task == REGRESSION:
         return Dataset(
-            x, _numbers(rows, labels, names), REGRESSION,
-            feature_names=tuple(names[i] for i in features), name=name or path.name,
+            x, table.targets(), REGRESSION, feature_names=feature_names, name=name,
             target_names=tuple(names[i] for i in labels),
         )  # fmt: skip
-    column = labels[0]
-    cells = [(line, cells[column].strip()) for line, cells in rows]
-    for line, cell in cells:
-        if not cell:
-            raise DatasetError(f"Line {line}, {_where(column, names)} has no label.")
     y, class_names = _class_labels(
-        [cell for _, cell in cells], lambda k: f"Line {cells[k][0]}, {_where(column, names)}"
-    )
-    return Dataset(
-        x, y, CLASSIFICATION, len(class_names), tuple(names[i] for i in features),
-        name or path.name, class_names=class_names,
+        table.label_texts, table.label_indices(),
+        lambda j: f"Line {table.label_lines[j]}, {where(labels[0], names)}",
     )  # fmt: skip
+    return Dataset(
+        x, y, CLASSIFICATION, len(class_names), feature_names, name, class_names=class_names
+    )
+
+
+def csv_columns(path: str | Path, delimiter: str = ",", has_header: bool = True) -> list[str]:
+    """The column names load_csv would use, read from the file's first row only."""
+    path = _path(path)
+    _check_delimiter(delimiter)
+    with open_data_file(path) as file, text_of(file) as text:
+        first = CsvRows(text, delimiter, path.name).first()
+    if first is None:
+        return []
+    if has_header:
+        return [cell.strip() or f"column {i + 1}" for i, cell in enumerate(first[1])]
+    return [f"column {i + 1}" for i in range(len(first[1]))]
 
 
 def load_npz(
@@ -107,29 +149,36 @@ def load_npz(
     y_key: str = "y",
     task: str | None = None,
     name: str | None = None,
+    progress: Progress | None = None,
+    cancelled: Cancelled | None = None,
 ) -> Dataset:
     """A data set from a NumPy .npz archive holding samples `x_key` and labels `y_key`.
 
     The task follows `y` unless given: integer, boolean or text labels mean classification,
     floating-point ones regression. A 1-D `x` is one feature per sample. Pickled
-    (object) arrays are never loaded.
+    (object) arrays are never loaded, and each array's header is checked against the
+    bytes the archive holds and against MAX_ARRAY_BYTES before any memory is taken.
     """
-    path = Path(path)
+    path = _path(path)
     if task is not None:
         _check_task(task)
+    for key in (x_key, y_key):
+        if not isinstance(key, str) or not key:
+            raise DatasetError(f"Arrays are chosen by name, not {shown(key)}.")
     if x_key == y_key:
         raise DatasetError("Choose different arrays for the samples and the labels.")
-    x, y = _read_arrays(path, x_key, y_key)
+    _check_name(name)
+    x, y = _read_arrays(path, x_key, y_key, progress, cancelled)
     x = _npz_samples(x, x_key)
     if y.ndim == 0:
         raise DatasetError(f"Array '{y_key}' is a single value, not one label per sample.")
     if len(y) != len(x):
         raise DatasetError(f"Array '{x_key}' has {len(x)} samples but '{y_key}' has {len(y)}.")
     if task is None:
-        task = REGRESSION if np.issubdtype(y.dtype, np.floating) else CLASSIFICATION
+        task = REGRESSION if y.dtype.kind == "f" else CLASSIFICATION
     name = name or path.name
     if task == REGRESSION:
-        if not (np.issubdtype(y.dtype, np.number) or y.dtype == np.bool_) or y.ndim > 2:
+        if y.dtype.kind not in "biuf" or y.ndim > 2:
             raise DatasetError(f"Array '{y_key}' must hold numbers, one row per sample.")
         y = _finite_float32(y.reshape(len(y), -1), y_key)
         return Dataset(x, y, REGRESSION, name=name)
@@ -139,210 +188,310 @@ def load_npz(
         raise DatasetError(
             f"Array '{y_key}' must hold one class label per sample, not shape {y.shape}."
         )
-    if y.dtype.kind in "US":
-        values = [str(v) for v in y.astype(str)]
-    elif np.issubdtype(y.dtype, np.number) or y.dtype == np.bool_:
-        if np.issubdtype(y.dtype, np.complexfloating):
-            raise DatasetError(f"Array '{y_key}' holds complex numbers, not class labels.")
-        values = y.astype(np.float64)
-        _check_finite(values, y_key)
-    else:
-        raise DatasetError(f"Array '{y_key}' holds {y.dtype} values, not class labels.")
-    labels, class_names = _class_labels(values, lambda k: f"Array '{y_key}' at index {k}")
+    labels, class_names = _npz_labels(y, y_key)
     return Dataset(x, labels, CLASSIFICATION, len(class_names), name=name, class_names=class_names)
 
 
 # --- CSV ------------------------------------------------------------------------------
 
 
-def _read_rows(path: Path, delimiter: str) -> list[tuple[int, list[str]]]:
-    """(line number, cells) of every non-blank line."""
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise DatasetError(f"There is no file {path}.") from None
-    except UnicodeDecodeError:
-        raise DatasetError(f"{path.name} is not a UTF-8 text file.") from None
-    except OSError as exc:
-        raise DatasetError(f"Cannot read {path}: {exc.strerror or exc}.") from None
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    rows, start = [], 1
-    try:
-        for cells in reader:
-            if any(cell.strip() for cell in cells):
-                rows.append((start, cells))  # where the row began (a quoted cell may span lines)
-            start = reader.line_num + 1
-    except csv.Error as exc:
-        if "unexpected end of data" in str(exc):
-            raise DatasetError(
-                f'Line {start} of {path.name} opens a quote (") that is never closed.'
-            ) from None
-        raise DatasetError(f"Line {start} of {path.name} is malformed: {exc}.") from None
-    return rows
+def _name_index(names: list[str]) -> dict[str, int]:
+    index: dict[str, int] = {}
+    for i, name in enumerate(names):
+        index.setdefault(name, i)  # the first of equal names, like list.index
+    return index
 
 
-def _column(spec: Column, names: list[str]) -> int:
+def _column(spec: Column, names: list[str], index: dict[str, int]) -> int:
     if isinstance(spec, bool) or not isinstance(spec, int | str):
-        raise DatasetError(f"Columns are chosen by name or number, not {spec!r}.")
+        raise DatasetError(f"Columns are chosen by name or number, not {shown(spec)}.")
     if isinstance(spec, str):
-        if spec not in names:
-            raise DatasetError(f"There is no column '{spec}'; the columns are {', '.join(names)}.")
-        return names.index(spec)
+        if spec not in index:
+            raise DatasetError(
+                f"There is no column {shown(spec)}; the columns are {_listed(names)}."
+            )
+        return index[spec]
     if not -len(names) <= spec < len(names):
         raise DatasetError(f"There is no column {spec}: the file has {len(names)} columns.")
     return spec % len(names)
+
+
+def _check_one_column(cells: list[str], delimiter: str, name: str) -> None:
+    """A file read as one column is most likely split by another character: say which."""
+    for other in ";\t|,":
+        if other != delimiter and other in cells[0]:
+            shown = "a tab" if other == "\t" else f"'{other}'"
+            raise DatasetError(
+                f"{name} reads as a single column with delimiter {delimiter!r}; its values "
+                f"seem to be separated by {shown}. Choose that as the delimiter."
+            )
 
 
 def _check_columns(features: list[int], labels: list[int], names: list[str]) -> None:
     if not features:
         raise DatasetError("Choose at least one feature column besides the label.")
     for group in (features, labels):
+        seen: set[int] = set()
         for i in group:
-            if group.count(i) > 1:
+            if i in seen:
                 raise DatasetError(f"Column '{names[i]}' is chosen twice.")
+            seen.add(i)
+    chosen = set(labels)
     for i in features:
-        if i in labels:
+        if i in chosen:
             raise DatasetError(f"Column '{names[i]}' cannot be both a feature and a label.")
-
-
-def _numbers(rows: list[tuple[int, list[str]]], columns: list[int], names: list[str]):
-    out = np.empty((len(rows), len(columns)), dtype=np.float32)
-    for r, (line, cells) in enumerate(rows):
-        for c, column in enumerate(columns):
-            out[r, c] = _number(cells[column].strip(), line, column, names)
-    return out
-
-
-def _number(cell: str, line: int, column: int, names: list[str]) -> float:
-    def where() -> str:
-        return f"Line {line}, {_where(column, names)}"
-
-    if not cell:
-        raise DatasetError(f"{where()} is empty; every chosen cell needs a number.")
-    try:
-        value = float(cell)
-    except ValueError:
-        raise DatasetError(f"{where()}: '{cell}' is not a number.") from None
-    if math.isnan(value) or math.isinf(value):
-        raise DatasetError(f"{where()} is '{cell}'; NaN and infinite values are not allowed.")
-    if abs(value) > FLOAT32_MAX:
-        raise DatasetError(f"{where()}: {cell} is too large for 32-bit numbers.")
-    return value
-
-
-def _where(column: int, names: list[str]) -> str:
-    label = f"column {column + 1}"
-    return label if names[column] == label else f"{label} ('{names[column]}')"
 
 
 # --- shared ------------------------------------------------------------------------------
 
 
-def _class_labels(values, where) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Class indices and names from numbers (indices as given) or text (sorted names)."""
-    numbers = _as_numbers(values)
+def _class_labels(
+    texts: list[str], codes: np.ndarray, where: Callable[[int], str]
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Class indices and names from label texts: numbers used as given, or sorted names.
+
+    `texts` are the distinct labels in the order first met, `codes` each sample's index
+    into them, and `where(j)` says where texts[j] was first met.
+    """
+    numbers = _as_numbers(texts)
     if numbers is None:
-        names = sorted(set(values))
-        if len(names) > MAX_CLASSES:
+        if len(texts) > MAX_CLASSES:
             raise DatasetError(
-                f"There are {len(names)} different class labels; the most is "
+                f"There are {len(texts)} different class labels; the most is "
                 f"{MAX_CLASSES}. Is this a regression target?"
             )
-        index = {n: i for i, n in enumerate(names)}
-        return np.array([index[v] for v in values], dtype=np.int64), tuple(names)
-    for k, value in enumerate(numbers):
-        if not math.isfinite(value):
-            raise DatasetError(f"{where(k)}: the label is NaN or infinite.")
-        if value != int(value):
-            raise DatasetError(
-                f"{where(k)}: the class label {value:g} is not a whole number. Class labels "
-                "must be whole numbers 0, 1, 2, … or class names (use regression for others)."
-            )
-        if value < 0:
-            raise DatasetError(f"{where(k)}: the class label {value:g} is negative.")
-        if value >= MAX_CLASSES:
-            raise DatasetError(
-                f"{where(k)}: the class label {value:g} is above the most "
-                f"({MAX_CLASSES - 1}). Is this a regression target?"
-            )
-    y = np.asarray(numbers, dtype=np.int64)
-    return y, tuple(str(i) for i in range(int(y.max()) + 1))
+        order = sorted(range(len(texts)), key=texts.__getitem__)
+        rank = np.empty(len(texts), dtype=np.int64)
+        rank[order] = np.arange(len(texts))
+        return rank[codes], tuple(texts[j] for j in order)
+    for j, value in enumerate(numbers):  # in the order met, so the first problem is told
+        problem = _label_problem(value)
+        if problem:
+            raise DatasetError(f"{where(j)}: {problem}")
+    values = np.array(numbers, dtype=np.int64)
+    y = values[codes]
+    return y, tuple(str(i) for i in range(int(values.max()) + 1))
 
 
-def _as_numbers(values) -> list[float] | None:
-    if isinstance(values, np.ndarray):
-        return values.tolist()
+def _label_problem(value: float) -> str | None:
+    """Why a number cannot be a class index, or None."""
+    if not math.isfinite(value):
+        return "the label is NaN or infinite."
+    if value != int(value):
+        return (
+            f"the class label {value:g} is not a whole number. Class labels must be whole "
+            "numbers 0, 1, 2, … or class names (use regression for others)."
+        )
+    if value < 0:
+        return f"the class label {value:g} is negative."
+    if value >= MAX_CLASSES:
+        return (
+            f"the class label {value:g} is above the most ({MAX_CLASSES - 1}). "
+            "Is this a regression target?"
+        )
+    return None
+
+
+def _as_numbers(texts: list[str]) -> list[float] | None:
     try:
-        return [float(v) for v in values]
+        return [float(t) for t in texts]
     except ValueError:
         return None
 
 
+def _path(path) -> Path:
+    if not isinstance(path, str | PathLike):
+        raise DatasetError(f"A data file is named by its path, not {shown(path)}.")
+    return Path(path)
+
+
+def _check_delimiter(delimiter: str) -> None:
+    if not isinstance(delimiter, str) or len(delimiter) != 1 or delimiter in '"\r\n':
+        raise DatasetError(f"The delimiter must be a single character, not {shown(delimiter)}.")
+
+
 def _check_task(task: str) -> None:
-    if task not in TASKS:
-        raise DatasetError(f"Unknown task {task!r}: use 'classification' or 'regression'.")
+    if not isinstance(task, str) or task not in TASKS:
+        raise DatasetError(f"Unknown task {shown(task)}: use 'classification' or 'regression'.")
+
+
+def _check_name(name) -> None:
+    if name is not None and not isinstance(name, str):
+        raise DatasetError(f"The data set's name must be text, not {shown(name)}.")
+
+
+def _listed(texts: list[str], most: int = 10) -> str:
+    more = f", … ({len(texts)} in all)" if len(texts) > most else ""
+    return ", ".join(texts[:most]) + more
 
 
 # --- NPZ ----------------------------------------------------------------------------------
 
 
-def _read_arrays(path: Path, x_key: str, y_key: str) -> tuple[np.ndarray, np.ndarray]:
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise DatasetError(f"There is no file {path}.") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise DatasetError(f"{path.name} is not a NumPy .npz file ({exc}).") from None
-    if not isinstance(loaded, np.lib.npyio.NpzFile):
+def _read_arrays(
+    path: Path, x_key: str, y_key: str, progress: Progress | None, cancelled: Cancelled | None
+) -> tuple[np.ndarray, np.ndarray]:
+    with open_data_file(path, progress, cancelled) as file:
+        start = file.read(len(NPY_MAGIC))
+        file.seek(0)
+        if start == NPY_MAGIC:
+            raise DatasetError(
+                f"{path.name} holds a single array; an .npz file with "
+                f"'{x_key}' and '{y_key}' arrays is needed."
+            )
+        try:
+            archive = zipfile.ZipFile(file)
+        except DatasetError:
+            raise
+        except _DAMAGED as exc:
+            raise DatasetError(
+                f"{path.name} is not a NumPy .npz file ({cut(str(exc), 200)})."
+            ) from None
+        with archive:
+            members = {key: _member(archive, key, path) for key in (x_key, y_key)}
+            budget = MAX_ARRAY_BYTES  # both arrays are checked before either is read
+            for key, info in members.items():
+                budget -= _checked_header(archive, info, key, path, budget)
+            x, y = (_read_array(archive, info, key, path) for key, info in members.items())
+    return x, y
+
+
+def _member(archive: zipfile.ZipFile, key: str, path: Path) -> zipfile.ZipInfo:
+    """The archive member holding array `key` ("key.npy", or "key" as np.load also takes)."""
+    names = archive.namelist()
+    for candidate in (key, f"{key}.npy"):
+        if candidate in names:
+            return archive.getinfo(candidate)
+    held = [shown(n[:-4] if n.endswith(".npy") else n) for n in names]
+    raise DatasetError(
+        f"{path.name} has no array '{key}'; it holds {_listed(held) or 'no arrays'}."
+    )
+
+
+def _checked_header(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, path: Path, budget: int
+) -> int:
+    """The bytes array `key` will take in memory, after checking its header can be believed."""
+    with _reading(key, path), archive.open(info) as member:
+        version = np.lib.format.read_magic(member)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+        else:
+            raise DatasetError(
+                f"Array '{key}' in {path.name} is in .npy format {version}, which is not "
+                "read; save it again with NumPy's np.savez."
+            )
+        header_end = member.tell()
+    if dtype.hasobject:
+        raise DatasetError(_objects_refused(key, path))
+    if dtype.itemsize == 0 or dtype.kind not in "biufcUS":
+        raise DatasetError(f"Array '{key}' in {path.name} holds {dtype} values, not numbers.")
+    count = math.prod(shape)
+    stored = count * dtype.itemsize
+    if stored > info.file_size - header_end:
         raise DatasetError(
-            f"{path.name} holds a single array; an .npz file with "
-            f"'{x_key}' and '{y_key}' arrays is needed."
+            f"Array '{key}' in {path.name} is damaged: its header says shape {shape}, "
+            f"{size_text(stored)}, but the archive holds {size_text(info.file_size)} for it."
         )
-    with loaded:
-        arrays = []
-        for key in (x_key, y_key):
-            if key not in loaded.files:
-                held = ", ".join(f"'{k}'" for k in loaded.files) or "no arrays"
-                raise DatasetError(f"{path.name} has no array '{key}'; it holds {held}.")
-            try:
-                arrays.append(loaded[key])
-            except ValueError as exc:
-                if "allow_pickle" in str(exc):
-                    raise DatasetError(
-                        f"Array '{key}' in {path.name} holds Python objects, which are never "
-                        "loaded (they could run code); save plain numeric arrays."
-                    ) from None
-                raise DatasetError(f"Array '{key}' in {path.name} is damaged ({exc}).") from None
-            except (OSError, EOFError, zipfile.BadZipFile) as exc:
-                raise DatasetError(f"Array '{key}' in {path.name} is damaged ({exc}).") from None
-    return arrays[0], arrays[1]
+    needed = max(stored, count * 4)  # what it takes once converted to 32-bit numbers
+    if needed > budget:
+        raise DatasetError(
+            f"Array '{key}' in {path.name} (shape {shape}) would take {size_text(needed)} "
+            f"of memory; the most for a data set is {size_text(MAX_ARRAY_BYTES)}."
+        )
+    return needed
+
+
+def _read_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, path: Path):
+    with _reading(key, path), archive.open(info) as member:
+        return np.lib.format.read_array(member, allow_pickle=False)
+
+
+@contextmanager
+def _reading(key: str, path: Path) -> Iterator[None]:
+    """Turns what a damaged archive member raises into the user's DatasetError."""
+    try:
+        yield
+    except DatasetError:
+        raise
+    except ValueError as exc:
+        if "allow_pickle" in str(exc):
+            raise DatasetError(_objects_refused(key, path)) from None
+        raise DatasetError(_damaged(key, path, exc)) from None
+    except _DAMAGED as exc:
+        raise DatasetError(_damaged(key, path, exc)) from None
+
+
+def _damaged(key: str, path: Path, exc: BaseException) -> str:
+    return f"Array '{key}' in {path.name} is damaged ({cut(str(exc), 200)})."
+
+
+def _objects_refused(key: str, path: Path) -> str:
+    return (
+        f"Array '{key}' in {path.name} holds Python objects, which are never "
+        "loaded (they could run code); save plain numeric arrays."
+    )
 
 
 def _npz_samples(x: np.ndarray, key: str) -> np.ndarray:
-    if not (
-        np.issubdtype(x.dtype, np.integer)
-        or np.issubdtype(x.dtype, np.floating)
-        or x.dtype == np.bool_
-    ):
+    if x.dtype.kind not in "biuf":
         raise DatasetError(f"Array '{key}' holds {x.dtype} values; the samples must be numbers.")
     if x.ndim == 0:
         raise DatasetError(f"Array '{key}' is a single number, not one sample per row.")
     if len(x) == 0:
         raise DatasetError(f"Array '{key}' holds no samples.")
+    if x.size == 0:
+        raise DatasetError(f"Array '{key}' has shape {x.shape}: its samples hold no values.")
     return _finite_float32(x.reshape(len(x), 1) if x.ndim == 1 else x, key)
 
 
+def _npz_labels(y: np.ndarray, key: str) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Class indices and names from a 1-D array of numbers or texts."""
+    if y.dtype.kind in "US":
+        distinct, first, codes = np.unique(y, return_index=True, return_inverse=True)
+        texts = []
+        for j, text in enumerate(distinct.tolist()):
+            try:
+                text = text.decode("utf-8") if isinstance(text, bytes) else text
+                text.encode("utf-8")  # a lone surrogate cannot be shown or saved
+            except UnicodeError:
+                raise DatasetError(
+                    f"Array '{key}' at index {first[j]}: the class label is not valid text."
+                ) from None
+            texts.append(text)
+        order = np.argsort(first, kind="stable")  # tell the first problem met, as in a CSV
+        rank = np.empty_like(order)
+        rank[order] = np.arange(len(order))
+        y, names = _class_labels(
+            [texts[j] for j in order], rank[codes.reshape(-1)],
+            lambda j: f"Array '{key}' at index {first[order[j]]}",
+        )  # fmt: skip
+        return y, names
+    if y.dtype.kind not in "biuf":
+        raise DatasetError(f"Array '{key}' holds {y.dtype} values, not class labels.")
+    values = y.astype(np.float64, copy=False)
+    with np.errstate(invalid="ignore"):
+        bad = ~np.isfinite(values) | (values != np.floor(values)) | (values < 0)
+        bad |= values >= MAX_CLASSES
+    if bad.any():
+        k = int(np.argmax(bad))
+        raise DatasetError(f"Array '{key}' at index {k}: {_label_problem(float(values[k]))}")
+    labels = values.astype(np.int64)
+    return labels, tuple(str(i) for i in range(int(labels.max()) + 1 if len(labels) else 1))
+
+
 def _finite_float32(a: np.ndarray, key: str) -> np.ndarray:
-    _check_finite(a.astype(np.float64), key)
+    if a.dtype.kind == "f":
+        _check_finite(np.isfinite(a), key)
     with np.errstate(over="ignore"):  # overflow is reported just below, in the user's words
         a = a.astype(np.float32)
-    _check_finite(a, key, "too large for 32-bit numbers")
+    _check_finite(np.isfinite(a), key, "too large for 32-bit numbers")
     return a
 
 
-def _check_finite(a: np.ndarray, key: str, problem: str = "NaN or infinite") -> None:
-    bad = ~np.isfinite(a.reshape(len(a), -1)).all(axis=1) if len(a) else np.zeros(0, bool)
-    if bad.any():
-        raise DatasetError(
-            f"Array '{key}' has values that are {problem} (first at index {np.argmax(bad)})."
-        )
+def _check_finite(finite: np.ndarray, key: str, problem: str = "NaN or infinite") -> None:
+    if len(finite) and not finite.all():
+        first = int(np.argmin(finite.reshape(len(finite), -1).all(axis=1)))
+        raise DatasetError(f"Array '{key}' has values that are {problem} (first at index {first}).")
