@@ -6,10 +6,11 @@ from typing import Any
 
 import numpy as np
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QImage, QPixmap
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QWidget
 
 from app.datasets import CLASSIFICATION, Dataset
+from widgets.images import as_image, image_pixmap
 
 PREVIEW_ROWS = 8
 PREVIEW_FEATURES = 6  # more feature columns end in a "…" column
@@ -118,23 +119,10 @@ def _rows(dataset: Dataset, count: int) -> tuple[list[str], list[list[str]], lis
 
 def _thumbnail(sample: np.ndarray) -> QPixmap | None:
     """A small picture of an image-shaped sample (H, W), (1, H, W) or (3, H, W), else None."""
-    if sample.ndim == 3 and sample.shape[0] in (1, 3):
-        sample = sample[0] if sample.shape[0] == 1 else np.moveaxis(sample, 0, -1)
-    grey, colour = sample.ndim == 2, sample.ndim == 3 and sample.shape[2] == 3
-    if not (grey or colour) or min(sample.shape[:2]) < 2:
+    image = as_image(sample)
+    if image is None or min(image.shape[:2]) < 2:
         return None
-    low, high = float(sample.min()), float(sample.max())
-    pixels = np.zeros(sample.shape, np.uint8)
-    if high > low:  # each picture spans black to white
-        pixels = ((sample - low) * (255.0 / (high - low))).astype(np.uint8)
-    pixels = np.ascontiguousarray(pixels)
-    h, w = pixels.shape[:2]
-    fmt = QImage.Format.Format_RGB888 if colour else QImage.Format.Format_Grayscale8
-    image = QImage(pixels.data, w, h, pixels.strides[0], fmt).copy()  # own the bytes
-    return QPixmap.fromImage(image).scaled(
-        THUMBNAIL, THUMBNAIL, Qt.AspectRatioMode.KeepAspectRatio,
-        Qt.TransformationMode.FastTransformation,
-    )  # fmt: skip
+    return image_pixmap(image, THUMBNAIL)
 
 
 def _short(name: str) -> str:

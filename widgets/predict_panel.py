@@ -17,7 +17,6 @@ from html import escape
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QImage, QPixmap
 from PySide6.QtWidgets import (
     QBoxLayout,
     QCheckBox,
@@ -42,6 +41,7 @@ from app.session.predict import (
     parse_vector,
 )
 from widgets.form_fields import Combo, clear_refusal, set_tip, show_refusal
+from widgets.images import image_pixmap
 from widgets.plots.ownership import adopt_menus
 
 TRAIN_ROWS, VALIDATION_ROWS, VECTOR, POINT = "train", "validation", "vector", "point"
@@ -312,7 +312,7 @@ class PredictPanel(QWidget):
         """What the chosen input is (its label, or its values) and, for images, the image."""
         self.input_label.setText(text)
         self.input_label.setVisible(bool(text))
-        pixmap = _pixmap(image) if image is not None else None
+        pixmap = image_pixmap(image, _image_side(image)) if image is not None else None
         self.image_label.setVisible(pixmap is not None)
         if pixmap is not None:
             self.image_label.setPixmap(pixmap)
@@ -527,27 +527,6 @@ def _tooltip(prediction: Prediction) -> str:
     return "\n".join(lines)
 
 
-def _pixmap(image: np.ndarray) -> QPixmap | None:
-    """A picture of an (H, W) grey or (H, W, 3) colour image, scaled up with square pixels."""
-    image = np.asarray(image, dtype=np.float64)
-    colour = image.ndim == 3 and image.shape[2] == 3
-    if not (image.ndim == 2 or colour) or min(image.shape[:2]) < 1:
-        return None
-    finite = np.nan_to_num(image)
-    low, high = float(finite.min()), float(finite.max())
-    pixels = np.zeros(image.shape, np.uint8)
-    if high > low:  # the sample spans black to white
-        pixels = ((finite - low) * (255.0 / (high - low))).astype(np.uint8)
-    pixels = np.ascontiguousarray(pixels)
-    h, w = pixels.shape[:2]
-    fmt = QImage.Format.Format_RGB888 if colour else QImage.Format.Format_Grayscale8
-    picture = QImage(pixels.data, w, h, pixels.strides[0], fmt).copy()  # own the bytes
-    factor = max(1, -(-IMAGE_SIDE // max(h, w)))
-    return QPixmap.fromImage(picture).scaled(w * factor, h * factor,
-                                             Qt.AspectRatioMode.KeepAspectRatio,
-                                             Qt.TransformationMode.FastTransformation)  # fmt: skip
-
-
 def point_marker() -> pg.ScatterPlotItem:
     """A cross marking the chosen point on the decision boundary's plot."""
     marker = pg.ScatterPlotItem(symbol="+", size=18, pen=pg.mkPen("#111111", width=2.5),
@@ -555,3 +534,9 @@ def point_marker() -> pg.ScatterPlotItem:
     marker.setZValue(20)  # over the points
     marker.setObjectName("predict_point_marker")
     return marker
+
+
+def _image_side(image: np.ndarray) -> int:
+    """At least IMAGE_SIDE pixels, a whole number of screen pixels per image pixel."""
+    longest = max(np.shape(image)[:2], default=1) or 1
+    return longest * max(1, -(-IMAGE_SIDE // longest))

@@ -171,6 +171,7 @@ def test_edit_menu_offers_the_canvas_actions(window):
         "Auto-layout",
         "Fit All",
         "Snap to Grid",
+        "Preferences…",
     ]
 
 
