@@ -6,7 +6,9 @@ registered on the parser. Each command is a subparser that sets
 the engine and the app's modules only when they run, so `--version` stays quick.
 
 Exit codes: 0 success, 1 a problem with the project, its file or its training (one
-line on stderr says which), 2 a bad command line, 130 interrupted with Ctrl+C.
+line on stderr says which), 2 a bad command line, 130 interrupted with Ctrl+C. Whatever
+a file holds, a command ends with one of these and a message, never a traceback: an
+unexpected exception is reported as one line that says it is a bug.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import argparse
 import os
 import sys
 from collections.abc import Sequence
+from typing import TextIO
 
 from app import __version__
 
@@ -112,8 +115,23 @@ def command_names() -> frozenset[str]:
 def fail(message: str) -> int:
     """Print `message` as one line on stderr; returns EXIT_PROBLEM."""
     one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
-    print(f"cellwright: error: {one_line}", file=sys.stderr)
+    say(f"cellwright: error: {one_line}", sys.stderr)
     return EXIT_PROBLEM
+
+
+def say(text: str, stream: TextIO | None = None) -> None:
+    """Print `text` on `stream` (stdout), whatever it holds: characters the stream can't
+    encode (a lone surrogate from an odd file name, '→' on a cp1252 pipe) become escapes
+    instead of an exception."""
+    stream = sys.stdout if stream is None else stream
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        text = text.encode(encoding, "backslashreplace").decode(encoding)
+    except LookupError:  # an encoding Python does not know: plain ASCII is always safe
+        text = text.encode("ascii", "backslashreplace").decode("ascii")
+    print(text, file=stream, flush=True)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -130,3 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # so the exit flush does not raise again
         return EXIT_OK
+    except KeyboardInterrupt:
+        say("cellwright: interrupted", sys.stderr)
+        return EXIT_INTERRUPTED
+    except MemoryError:
+        return fail("Out of memory: the project needs more memory than this computer has.")
+    except Exception as exc:  # a bug, not the user's doing: one line that says so
+        return fail(f"{INTERNAL_ERROR} ({type(exc).__name__}: {exc}); please report it.")
+
+
+INTERNAL_ERROR = "Cellwright failed unexpectedly"

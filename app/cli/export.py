@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.cli import EXIT_OK, fail
+from app.cli import EXIT_OK, fail, say
 from app.compiler import CompileError
 from app.export.python_script import ExportError, export_python
 from app.io.project_file import ProjectFileError, load_project
@@ -20,6 +20,6 @@ def run(args: argparse.Namespace) -> int:
         return fail(str(exc))
     except (CompileError, ExportError) as exc:
         return fail(f"{path.name}: {exc}")
-    print(f"Wrote {exported.script} (class {exported.class_name}) and its weights "
-          f"{exported.weights}")  # fmt: skip
+    say(f"Wrote {exported.script} (class {exported.class_name}) and its weights "
+        f"{exported.weights}")  # fmt: skip
     return EXIT_OK

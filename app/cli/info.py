@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 from app.catalogue import CATALOGUE, CatalogueError
-from app.cli import EXIT_OK, fail
+from app.cli import EXIT_OK, fail, say
 from app.compiler import CompileError, compile_project, infer_shapes
 from app.compiler.rules import text as shape_text
 from app.document import COMPOSITE, Graph, Project
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         lines += ["", *parameter_lines(compiled)]
     lines += ["", *training_lines(project)]
-    print("\n".join(lines))
+    say("\n".join(lines))
     if problem:
         return fail(problem)
     return EXIT_OK
@@ -97,7 +98,7 @@ def training_lines(project: Project) -> list[str]:
         return [*lines, f"  ! {exc}"]
     loss = settings.loss or _output_loss(project.graph)
     rows = [
-        ("data set", "dataset", settings.describe_dataset()),
+        ("data set", "dataset", describe_dataset(settings.dataset)),
         ("loss", "loss", loss),
         ("optimizer", "optimizer", settings.optimizer + _options(settings.optimizer_options)),
         ("learning rate", "learning_rate", f"{settings.learning_rate:g}"),
@@ -114,10 +115,27 @@ def training_lines(project: Project) -> list[str]:
     return lines
 
 
+def describe_dataset(spec) -> str:
+    """What the `dataset` setting names, or why it can't name anything (a file may hold
+    any JSON there: `train` refuses such a setting, `info` shows it)."""
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, Mapping):
+        kinds = [kind for kind in ("builtin", "csv", "npz") if kind in spec]
+        if len(kinds) == 1:
+            return str(spec[kinds[0]])
+        return "! the setting needs exactly one of 'builtin', 'csv' or 'npz'"
+    return f"! the setting must be a name or a mapping, not {spec!r}"
+
+
+# What reading a damaged saved state may raise (it is only shown here, never used).
+DAMAGED_STATE = (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError)
+
+
 def progress_lines(saved) -> list[str]:
     try:
         state = TrainingState.from_json(saved)
-    except ValueError as exc:
+    except DAMAGED_STATE as exc:
         return [f"Progress: ! the saved progress is damaged ({exc})"]
     if state.step == 0:
         return ["Progress: not trained yet"]
@@ -128,7 +146,7 @@ def progress_lines(saved) -> list[str]:
     metrics = Metrics()
     try:
         metrics.load_json((saved or {}).get("history"))
-    except ValueError:
+    except DAMAGED_STATE:
         return lines
     last = metrics.last_epoch()
     if last is not None:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import TextIO
 
-from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail
+from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail, say
 from app.compiler import CompileError
-from app.io.project_file import ProjectFileError, load_project, save_project
+from app.document import Project
+from app.io.project_file import ProjectFileError, check_can_save, load_project, save_project
 from app.session import (
     PREDICT_MODE,
     STOPPED,
@@ -34,7 +36,10 @@ def run(args: argparse.Namespace) -> int:
     if args.lr is not None:
         project.training["learning_rate"] = args.lr
     try:
+        check_can_save(project, out)  # before the run, so a run is never lost to the save
         session = TrainingSession(project, folder=path.parent, restart=args.restart)
+    except ProjectFileError as exc:
+        return fail(f"{exc} Nothing was trained.")
     except (TrainingError, CompileError) as exc:
         return fail(f"{path.name}: {exc}")
     bar = None if args.quiet else ProgressBar(sys.stderr, path.name)
@@ -50,21 +55,41 @@ def run(args: argparse.Namespace) -> int:
         session.stop()
         session.wait()
     result = session.result
-    try:
-        save_project(project, out)
-    except ProjectFileError as exc:
-        return fail(str(exc))
+    saved, problem = save_somewhere(project, out)
+    if problem is not None:
+        return fail(problem)
+    out = saved
     if result is None:  # only if the worker thread were killed under us
         return fail(f"Training ended without a result; the project was saved to {out}.")
     if isinstance(result, TrainingFailed):
         fail(f"{result.message} The project was saved to {out}.")
         return EXIT_PROBLEM
-    print(final_line(session, result, out), flush=True)
+    say(final_line(session, result, out))
     if interrupted and result.reason == STOPPED:
-        print(f"cellwright: interrupted at step {result.step}; train again to continue.",
-              file=sys.stderr)  # fmt: skip
+        say(f"cellwright: interrupted at step {result.step}; train again to continue.",
+            sys.stderr)  # fmt: skip
         return EXIT_INTERRUPTED
     return EXIT_OK
+
+
+def save_somewhere(project: Project, out: Path) -> tuple[Path, str | None]:
+    """Save the trained project to `out`; if that fails, beside it or in the temporary
+    folder under another name, so the run is not lost. (Where it went, the error line
+    or None.)"""
+    try:
+        save_project(project, out)
+        return out, None
+    except ProjectFileError as exc:
+        first = str(exc)
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = f"{out.stem}.unsaved-{stamp}{out.suffix or '.cwproj'}"
+    for spare in (out.with_name(name), Path(tempfile.gettempdir()) / name):
+        try:
+            save_project(project, spare)
+        except ProjectFileError:
+            continue
+        return spare, f"{first} The trained project was saved to {spare} instead."
+    return out, f"{first} The trained project could not be saved anywhere else either."
 
 
 def final_line(session: TrainingSession, result: TrainingFinished, out: Path) -> str:

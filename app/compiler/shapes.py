@@ -11,6 +11,7 @@ from typing import Any
 from app.catalogue import CATALOGUE, Catalogue, CatalogueError
 from app.compiler.cells import RESERVED_NAMES
 from app.compiler.rules import RULES, Shape, ShapeError, text
+from app.compiler.size import MAX_TOTAL_PARAMETERS, parameter_count, too_many
 from app.document import BOUNDARY_TYPES, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Edge, Graph, Node
 
 # Kinds of error: something wrong, something missing (a proposed edge never causes that),
@@ -57,6 +58,8 @@ class _Inference:
         self.catalogue = catalogue
         self.extra = extra
         self.report = ShapeReport()
+        self.parameters = 0  # numbers in every Parameter seen, at every level
+        self.largest: tuple[int, Node | None] = (0, None)
 
     def graph(self, graph: Graph, given: Mapping[str, Shape] | None) -> dict[str, Shape]:
         """Infer one level; returns the shapes reaching its SubgraphOutput nodes, by port."""
@@ -105,6 +108,7 @@ class _Inference:
             except CatalogueError as exc:
                 report._fail(node, str(exc)[:1].upper() + str(exc)[1:])
                 return None
+            self._count(node, values)
             if not top and node.type in ("Input", "Output"):
                 report._fail(node, f"{node.type} nodes belong to the whole network, not inside "
                              "a composite; use the composite's ports.")
@@ -131,6 +135,18 @@ class _Inference:
         except ShapeError as exc:
             report._fail(node, str(exc))
             return None
+
+    def _count(self, node: Node, values: Mapping[str, Any]) -> None:
+        count = parameter_count(node.type, values)
+        self.parameters += count
+        if count > self.largest[0] or self.largest[1] is None:
+            self.largest = (count, node)
+
+    def check_total(self) -> None:
+        """Mark the largest node when the whole network holds too many parameters."""
+        count, node = self.largest
+        if self.parameters > MAX_TOTAL_PARAMETERS and node is not None:
+            self.report._fail(node, too_many(self.parameters, node, count))
 
     def inputs(self, node: Node, into: Mapping) -> dict[str, Shape] | None:
         """Shapes arriving at each input; None (after marking the node) if one is missing."""
@@ -189,6 +205,7 @@ def infer_shapes(graph: Graph, *, catalogue: Catalogue = CATALOGUE) -> ShapeRepo
     """
     inference = _Inference(catalogue)
     inference.graph(graph, None)
+    inference.check_total()
     return inference.report
 
 

@@ -15,6 +15,7 @@ from app.resources_path import resource_path
 
 TWO_CLASSES = ("0", "1")
 POINT_FEATURES = ("x1", "x2")
+MAX_SAMPLES = 1_000_000  # a generated set: more is a typo, and would only fill the memory
 
 
 def make_spirals(
@@ -149,6 +150,10 @@ def _rng(n_samples: int, noise: float, seed: int, minimum: int) -> np.random.Gen
         raise DatasetError(f"The number of samples must be a whole number, not {n_samples!r}.")
     if n_samples < minimum:
         raise DatasetError(f"The number of samples must be at least {minimum}, not {n_samples}.")
+    if n_samples > MAX_SAMPLES:
+        raise DatasetError(
+            f"The number of samples must be at most {MAX_SAMPLES:,}, not {n_samples:,}."
+        )
     if not (isinstance(noise, int | float | np.floating) and 0.0 <= noise < np.inf):
         raise DatasetError(f"The noise must be a number of 0 or more, not {noise!r}.")
     if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:

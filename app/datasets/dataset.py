@@ -10,6 +10,7 @@ import numpy as np
 CLASSIFICATION = "classification"
 REGRESSION = "regression"
 TASKS = (CLASSIFICATION, REGRESSION)
+MAX_DATA_FILE_BYTES = 1 << 30  # the largest CSV or NPZ file a data set is read from
 
 
 class DatasetError(ValueError):

@@ -59,11 +59,37 @@ class Graph:
     """
 
     def __init__(self) -> None:
-        self._nodes: dict[str, Node] = {}
+        self._nodes = {}  # through the property below: also indexes the names
         self._edges: dict[str, Edge] = {}
         self._into: dict[tuple[str, str], str] = {}  # (node id, input port) -> edge id
         self._is_subgraph = False  # inside a composite: holds its fixed boundary nodes
         self.events = Events()
+
+    # The nodes by id, and their ids by name (so a name is looked up in constant time, and
+    # loading a file of n nodes takes time linear in n). The graph's edits keep both in step;
+    # assigning `_nodes` a new dict (as `changes.transfer` does) rebuilds the index.
+
+    @property
+    def _nodes(self) -> dict[str, Node]:
+        return self._node_map
+
+    @_nodes.setter
+    def _nodes(self, nodes: dict[str, Node]) -> None:
+        self._node_map = nodes
+        self._names = {node.name: node_id for node_id, node in nodes.items()}
+
+    def _put(self, node: Node) -> None:
+        """Store `node` (new, or replacing the node with its id), keeping the name index."""
+        old = self._node_map.get(node.id)
+        if old is not None and self._names.get(old.name) == node.id:
+            del self._names[old.name]
+        self._node_map[node.id] = node
+        self._names[node.name] = node.id
+
+    def _pop(self, node_id: str) -> None:
+        node = self._node_map.pop(node_id)
+        if self._names.get(node.name) == node_id:
+            del self._names[node.name]
 
     # ---- queries -------------------------------------------------------------------------
 
@@ -99,7 +125,8 @@ class Graph:
             raise DocumentError(f"There is no connection with id {edge_id!r}.") from None
 
     def node_named(self, name: str) -> Node | None:
-        return next((n for n in self._nodes.values() if n.name == name), None)
+        node_id = self._names.get(name) if isinstance(name, str) else None
+        return None if node_id is None else self._node_map[node_id]
 
     def edge_into(self, node_id: str, port: str) -> Edge | None:
         edge_id = self._into.get((node_id, port))
@@ -145,7 +172,7 @@ class Graph:
 
         `taken` defaults to the names in this graph.
         """
-        used = {n.name for n in self._nodes.values()} if taken is None else set(taken)
+        used = self._names if taken is None else set(taken)
         stem = re.sub(r"\W", "", stem)[: MAX_NAME_LENGTH - 6] or "node"
         if not stem.isidentifier():
             stem = "n" + stem
@@ -153,7 +180,7 @@ class Graph:
 
     def free_name(self, wanted: str, taken: Iterable[str] | None = None) -> str:
         """`wanted` if it is not in `taken` (default: this graph's names), else a numbered one."""
-        used = {n.name for n in self._nodes.values()} if taken is None else set(taken)
+        used = self._names if taken is None else set(taken)
         if wanted not in used:
             return wanted
         return self.unique_name(wanted.rstrip("0123456789") or wanted, used)
@@ -191,7 +218,7 @@ class Graph:
             node = node.replace(name=self.unique_name(node.type.lower()))
         self._check_new_node(node, allow_boundary=False)
         if index is None or index >= len(self._nodes):
-            self._nodes[node.id] = node
+            self._put(node)
         else:
             items = list(self._nodes.items())
             items.insert(max(0, index), (node.id, node))
@@ -221,7 +248,7 @@ class Graph:
         for _, e in edges:
             self._drop_edge(e)
         for _, n in nodes:
-            del self._nodes[n.id]
+            self._pop(n.id)
         for _, e in edges:
             self.events.emit(EdgeRemoved(e.id, e))
         for _, n in nodes:
@@ -245,7 +272,7 @@ class Graph:
         if node.type in BOUNDARY_TYPES:
             raise DocumentError(f"'{node.name}' names a port of this composite; it can't change.")
         self._check_free_name(name)
-        self._nodes[node_id] = node.replace(name=name)
+        self._put(node.replace(name=name))
         self.events.emit(NodeRenamed(node_id, node.name, name))
 
     def set_param(self, node_id: str, key: str, value: Any) -> None:
@@ -269,7 +296,7 @@ class Graph:
                 params[key] = value
             changes.append(ParamChanged(node_id, key, old, value))
         if changes:
-            self._nodes[node_id] = node.replace(params=params)
+            self._put(node.replace(params=params))
             for change in changes:
                 self.events.emit(change)
 
@@ -284,7 +311,7 @@ class Graph:
             if to != node.position:
                 moves.append((node, to))
         for node, to in moves:
-            self._nodes[node.id] = node.replace(position=to)
+            self._put(node.replace(position=to))
         for node, to in moves:
             self.events.emit(NodeMoved(node.id, node.position, to))
 
@@ -304,7 +331,7 @@ class Graph:
                 raise DocumentError(
                     f"Port '{port}' of '{node.name}' is connected; disconnect it first."
                 )
-        self._nodes[node_id] = new
+        self._put(new)
         self.events.emit(PortsChanged(node_id, node.inputs, node.outputs))
 
     def connect(
@@ -458,7 +485,7 @@ class Graph:
             if not isinstance(node, Node):
                 raise DocumentError(f"Expected a Node, not {type(node).__name__}.")
             graph._check_new_node(node, allow_boundary=subgraph)
-            graph._nodes[node.id] = node
+            graph._put(node)
         for edge in edges:
             graph._check_new_edge(edge, check_cycle=False)
             graph._store_edge(edge)

@@ -16,6 +16,8 @@ import json
 import os
 import re
 import secrets
+import stat
+import time
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -39,7 +41,9 @@ __all__ = [
     "FORMAT_VERSION",
     "MIGRATIONS",
     "ProjectFileError",
+    "check_can_save",
     "load_project",
+    "remove_stale_saves",
     "save_project",
 ]
 
@@ -54,6 +58,12 @@ MAX_CAPTURES_BYTES = 1 << 30
 MAX_CAPTURE_ARRAYS = 10_000
 _PARAM_MEMBER = re.compile(r"([0-9A-Za-z_-]{1,64})/([A-Za-z_][A-Za-z0-9_.]{0,127})\.npy")
 _CAPTURE_MEMBER = re.compile(r"([0-9A-Za-z_-]{1,64})/([a-z_]{1,32})\.npy")
+# A save writes `.<name>.<pid>-<8 hex>.saving` beside the target, then renames it; older
+# versions wrote `.<name>.<8 hex>.saving`. What a killed save leaves is removed later.
+_SAVING_SUFFIX = ".saving"
+_SAVING_MIDDLE = re.compile(r"(?:([0-9]{1,10})-)?[0-9a-f]{8}")
+STALE_AFTER = 60.0  # seconds untouched after which a temporary file without a pid is stale
+ABANDONED_AFTER = 3600.0  # ... and after which any is (a live save writes all the time)
 
 
 class ProjectFileError(Exception):
@@ -100,11 +110,16 @@ MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _from_v0
 
 
 def save_project(project: Project, path: str | os.PathLike[str]) -> None:
-    """Write `project` to `path` atomically: a crash or error mid-save keeps the old file."""
+    """Write `project` to `path` atomically: a crash or error mid-save keeps the old file.
+
+    Temporary files that earlier saves of the same file left behind when they were killed
+    are removed first (see `remove_stale_saves`).
+    """
     target = Path(os.path.realpath(path))  # through a symlink: replace the file it names
     text = _encode(project, target.name)
     arrays = _arrays(project, target.name)
     captures = _capture_arrays(project, target.name)
+    remove_stale_saves(target)
     tmp = None
     try:
         fd, tmp = _create_beside(target)
@@ -136,6 +151,24 @@ def save_project(project: Project, path: str | os.PathLike[str]) -> None:
             os.fsync(folder)
         finally:
             os.close(folder)
+
+
+def check_can_save(project: Project, path: str | os.PathLike[str]) -> None:
+    """ProjectFileError now if `save_project(project, path)` would refuse the project's
+    values or could not create a file beside `path`; checked before a long run, so the
+    run is not lost to a save that was bound to fail. Writes nothing that stays."""
+    target = Path(os.path.realpath(path))
+    _encode(project, target.name)
+    _arrays(project, target.name)
+    _capture_arrays(project, target.name)
+    try:
+        fd, tmp = _create_beside(target)
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise ProjectFileError(f"Could not save '{target.name}': {reason}.") from exc
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(tmp)
 
 
 def _encode(project: Project, name: str) -> bytes:
@@ -201,12 +234,74 @@ def _create_beside(target: Path) -> tuple[int, str]:
     """
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
     for _ in range(100):
-        tmp = target.parent / f".{target.name}.{secrets.token_hex(4)}.saving"
+        tmp = target.parent / f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.saving"
         try:
             return os.open(tmp, flags, 0o666), str(tmp)
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "No free name for a temporary file", str(target.parent))
+
+
+def remove_stale_saves(path: str | os.PathLike[str], now: float | None = None) -> list[str]:
+    """Remove the temporary files killed saves of `path` left beside it; their names.
+
+    A temporary file is stale when the process whose pid its name carries is gone, when
+    it carries no pid (an older version's) and nothing touched it for STALE_AFTER
+    seconds, or when nothing touched it for ABANDONED_AFTER seconds (a pid reused by an
+    unrelated process). A save in progress in a live process — this one included — is
+    never touched. Problems (a read-only folder) are ignored: this only tidies up.
+    """
+    target = Path(path)
+    prefix = f".{target.name}."
+    now = time.time() if now is None else now
+    removed = []
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return removed
+    for name in names:
+        if not (name.startswith(prefix) and name.endswith(_SAVING_SUFFIX)):
+            continue
+        match = _SAVING_MIDDLE.fullmatch(name[len(prefix) : -len(_SAVING_SUFFIX)])
+        if match is None:  # another file's (".a.cwproj.b.cwproj.…") or not ours at all
+            continue
+        tmp = target.parent / name
+        try:
+            status = os.lstat(tmp)
+        except OSError:
+            continue
+        if not stat.S_ISREG(status.st_mode):
+            continue
+        age = now - status.st_mtime
+        pid = match.group(1)
+        if pid is None:
+            stale = age > STALE_AFTER
+        else:
+            stale = age > ABANDONED_AFTER or not _process_alive(int(pid))
+        if stale:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+                removed.append(name)
+    return removed
+
+
+def _process_alive(pid: int) -> bool:
+    """Whether process `pid` runs (on this machine); unsure counts as alive."""
+    if pid == os.getpid():
+        return True
+    if os.name == "nt" or pid <= 0:  # os.kill would end a Windows process, not probe it
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it exists, under another user
+        return True
+    try:  # a killed process its parent has not reaped yet is a zombie: not saving anything
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[:1] != [b"Z"]
+    except OSError:
+        return True
 
 
 def _copy_mode(target: Path, tmp: str) -> None:
@@ -221,11 +316,14 @@ def _copy_mode(target: Path, tmp: str) -> None:
 def load_project(path: str | os.PathLike[str]) -> Project:
     """Read and check a project file; any problem raises ProjectFileError and nothing else.
 
-    Nothing is written, and no half-built project is ever returned.
+    Only a regular file is read (a pipe or a device is refused before it is opened).
+    Nothing is written — temporary files that killed saves left beside it are removed —
+    and no half-built project is ever returned.
     """
     path = Path(path)
     name = path.name
     members = _read_members(path)
+    remove_stale_saves(Path(os.path.realpath(path)))
     for member in (PROJECT_MEMBER, PARAMS_MEMBER):
         if member not in members:
             raise ProjectFileError(f"'{name}' is not a Cellwright project: it has no {member}.")
@@ -250,9 +348,8 @@ def _read_members(path: Path) -> dict[str, bytes]:
             CAPTURES_MEMBER: MAX_CAPTURES_BYTES}  # fmt: skip
     limits = Limits(total_bytes=sum(caps.values()), members=len(caps))
     try:
-        with open(path, "rb") as f:
-            if os.fstat(f.fileno()).st_size > MAX_FILE_BYTES:
-                raise ProjectFileError(f"'{path.name}' is too large to be a project file.")
+        _check_status(path, os.stat(path))  # through symlinks: what would be read
+        with _open_regular(path) as f:
             return read_zip(f, caps.get, limits)
     except FileNotFoundError:
         raise ProjectFileError(f"There is no file '{path}'.") from None
@@ -264,6 +361,33 @@ def _read_members(path: Path) -> dict[str, bytes]:
         raise ProjectFileError(f"Could not read '{path}': {exc.strerror or exc}.") from None
     except ArchiveError as exc:
         raise ProjectFileError(f"'{path.name}' can't be opened: {exc}.") from None
+
+
+def _check_status(path: Path, status: os.stat_result) -> None:
+    if stat.S_ISDIR(status.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+    if not stat.S_ISREG(status.st_mode):
+        raise ProjectFileError(
+            f"'{path}' is not a regular file (it is a device, a pipe or a socket), so it "
+            "can't be a project file."
+        )
+    if status.st_size > MAX_FILE_BYTES:
+        raise ProjectFileError(f"'{path.name}' is too large to be a project file.")
+
+
+def _open_regular(path: Path) -> io.BufferedReader:
+    """`path` opened for reading, checked again once open: a pipe swapped in after the
+    first check neither blocks the open (O_NONBLOCK) nor gets read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        _check_status(path, os.fstat(fd))
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def _parse_json(raw: bytes, name: str) -> dict[str, Any]:

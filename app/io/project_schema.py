@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -17,8 +18,10 @@ FORMAT_VERSION = 1  # the layout this module describes
 
 MAX_NODES = 100_000
 MAX_LIST = 1_000_000
+MAX_HOOKS = 256  # each hook keeps capture buffers while training: a bound on that memory
 MAX_JSON_DEPTH = 64
 _ID = re.compile(r"[0-9A-Za-z_-]{1,64}")
+_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON's "\ud800" escapes make these, UTF-8 can't
 
 
 class SchemaError(Exception):
@@ -34,13 +37,30 @@ def text(max_len: int = 10_000, min_len: int = 0) -> Check:
             raise SchemaError(f"{where} must be text, not {_kind(value)}")
         if not min_len <= len(value) <= max_len:
             raise SchemaError(f"{where} must be {min_len} to {max_len} characters long")
+        unicode_text(value, where)
 
     return check
+
+
+def unicode_text(value: str, where: str) -> None:
+    """Text that UTF-8 can hold: no lone surrogates (else saving it, or printing it, fails)."""
+    if not value.isascii() and _SURROGATE.search(value):
+        raise SchemaError(
+            f"{where} holds a character that is not valid Unicode (a lone surrogate, "
+            f"{_SURROGATE.search(value).group()!r})"
+        )
+
+
+def _key(key: Any, where: str) -> None:
+    if not isinstance(key, str):  # JSON keys always are; checked for data from elsewhere
+        raise SchemaError(f"{where} has a key that is not text ({_kind(key)})")
+    unicode_text(key, f"a key of {where}")
 
 
 def integer(value: Any, where: str) -> None:
     if not isinstance(value, int) or isinstance(value, bool):
         raise SchemaError(f"{where} must be a whole number, not {_kind(value)}")
+    _in_float_range(value, where)
 
 
 def number(value: Any, where: str) -> None:
@@ -48,6 +68,18 @@ def number(value: Any, where: str) -> None:
         raise SchemaError(f"{where} must be a number, not {_kind(value)}")
     if isinstance(value, float) and not math.isfinite(value):
         raise SchemaError(f"{where} must be finite")
+    _in_float_range(value, where)
+
+
+def _in_float_range(value: int | float, where: str) -> None:
+    """Whole numbers too large for a float are refused: nothing in a project needs one, and
+    whatever turns one into a float (a position, a learning rate) would fail later."""
+    if isinstance(value, int) and not -_FLOAT_MAX <= value <= _FLOAT_MAX:
+        digits = len(str(abs(value)))
+        raise SchemaError(f"{where} is a number too large to use ({digits} digits)")
+
+
+_FLOAT_MAX = int(sys.float_info.max)
 
 
 def ident(value: Any, where: str) -> None:
@@ -84,6 +116,7 @@ def map_of(item: Check, max_len: int = MAX_LIST) -> Check:
         if len(value) > max_len:
             raise SchemaError(f"{where} holds more than {max_len:,} entries")
         for k, v in value.items():
+            _key(k, where)
             item(v, f"{where}.{k}")
 
     return check
@@ -99,6 +132,7 @@ def record(required: dict[str, Check], optional: dict[str, Check] | None = None)
             if key not in value:
                 raise SchemaError(f"{where} is missing '{key}'")
         for key, v in value.items():
+            _key(key, where)
             rule = required.get(key) or optional.get(key)
             if rule is None:
                 raise SchemaError(f"{where} has an unexpected entry '{key}'")
@@ -111,15 +145,18 @@ def json_value(value: Any, where: str, depth: int = 0) -> None:
     """Any JSON value (finite numbers only), nested at most MAX_JSON_DEPTH deep."""
     if depth > MAX_JSON_DEPTH:
         raise SchemaError(f"{where} is nested too deeply")
-    if value is None or isinstance(value, bool | int | str):
+    if value is None or isinstance(value, bool):
         return
-    if isinstance(value, float):
+    if isinstance(value, str):
+        unicode_text(value, where)
+    elif isinstance(value, int | float):
         number(value, where)
     elif isinstance(value, list):
         for i, v in enumerate(value):
             json_value(v, f"{where}[{i}]", depth + 1)
     elif isinstance(value, dict):
         for k, v in value.items():
+            _key(k, where)
             json_value(v, f"{where}.{k}", depth + 1)
     else:
         raise SchemaError(f"{where} must be a plain value, not {_kind(value)}")
@@ -176,7 +213,7 @@ PROJECT = record(
         "name": text(1000),
         "graph": graph_check,
         "training": map_of(json_value),
-        "hooks": list_of(HOOK),
+        "hooks": list_of(HOOK, MAX_HOOKS),
         "view": map_of(json_value),
         "metadata": map_of(json_value),
     },
