@@ -100,6 +100,8 @@ class TrainingSettings:
         spec = self.dataset
         if isinstance(spec, str):
             return spec
+        if not isinstance(spec, Mapping):  # a damaged setting (a number, a list): say what
+            return f"data set {spec!r}"[:80]
         for kind in ("builtin", "csv", "npz"):
             if kind in spec:
                 return str(spec[kind])
