@@ -24,7 +24,7 @@ from PySide6.QtWidgets import QDialog, QDockWidget
 from app.compiler import CompiledNetwork, compile_project
 from app.document import FreezeChanged, ParamValuesChanged, Project
 from app.gui.commands import FreezeCommand, ParamValuesCommand, perform
-from app.session import RUNNING, STOPPING, TrainingSettings
+from app.session import PAUSED, RUNNING, STOPPING, TrainingSettings
 from app.session.param_access import (
     ParamInfo,
     frozen_marks,
@@ -48,6 +48,7 @@ log = logging.getLogger(__name__)
 
 TICK_MS = 500  # statistics and the open Parameter, while visible
 RUN_LOCK = "Training is running: pause or stop it to change Parameters."
+STEP_LOCK = "A training step is running: Parameters can be changed once it is done."
 
 
 class ParameterController(QObject):
@@ -113,7 +114,7 @@ class ParameterController(QObject):
     def _source(self, names: list[str]) -> dict[str, np.ndarray] | None:
         """Current values of `names`: live when nothing trains, the snapshot while it does."""
         session = self.run.session
-        if session is not None and session.status in (RUNNING, STOPPING):
+        if session is not None and self._locked():  # the training thread is at work
             snapshot = session.snapshot
             if not snapshot.version:
                 snapshot.request()
@@ -126,8 +127,14 @@ class ParameterController(QObject):
         return {name: params[name].asnumpy() for name in names if name in params}
 
     def _locked(self) -> str:
-        session = self.run.session
-        return RUN_LOCK if session is not None and session.status in (RUNNING, STOPPING) else ""
+        session, bridge = self.run.session, self.run.bridge
+        if session is None:
+            return ""
+        if session.status in (RUNNING, STOPPING):
+            return RUN_LOCK
+        if session.status == PAUSED and bridge is not None and not bridge.paused.is_set():
+            return STEP_LOCK  # a Step from the pause is running (or the pause not reached)
+        return ""
 
     # ---- showing ---------------------------------------------------------------------------
 

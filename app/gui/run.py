@@ -380,6 +380,8 @@ class RunController(QObject):
         if self.status in (READY, PAUSED):
             session = self._session_to_train("take a step")
             if session is not None:
+                if session.status == PAUSED and self.bridge is not None:
+                    self.bridge.paused.clear()  # set again when the step is done
                 session.step()
 
     def stop(self) -> None:
