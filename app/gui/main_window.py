@@ -26,6 +26,7 @@ from app import __version__
 from app.gui import project_files
 from app.gui.autosave import INTERVAL_KEY, Autosave, interval_setting
 from app.gui.commands import DocumentStack
+from app.gui.export import ExportController
 from app.gui.hooks import HookController
 from app.gui.parameters import ParameterController
 from app.gui.predict import PredictController
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
             self, self.workbench.editor, self.workbench.inspector, self.run)
         self.predict = PredictController(self, self.run)  # the Predict dock
         self.autosave = Autosave(self, self._settings)  # recovery copies of unsaved work
+        self.exports = ExportController(self)  # File → Export
         edit_menu = self.findChild(QMenu, "edit_menu")
         edit_menu.addSeparator()
         edit_menu.addAction(self.preferences_action)

@@ -1,0 +1,157 @@
+"""File → Export: the network as a Python script on `engine`, as ONNX, as a PyTorch script,
+and the canvas as a PNG or SVG picture. Each says where it wrote and what it left out;
+a network an exporter can't express is refused with the reason, and nothing is written.
+"""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QMarginsF, QObject, QRectF, QSize, Qt
+from PySide6.QtGui import QAction, QImage, QPainter
+from PySide6.QtSvg import QSvgGenerator
+from PySide6.QtWidgets import QFileDialog, QGraphicsItem, QMenu, QMessageBox
+
+if TYPE_CHECKING:
+    from app.gui.main_window import MainWindow
+
+log = logging.getLogger(__name__)
+
+PICTURE_MARGIN = 24.0  # scene units around the nodes
+PNG_SCALE = 2.0  # pixels per scene unit: sharp on a high-DPI screen
+MAX_PNG_SIDE = 16_000
+
+# name, menu text, file filter, suffix, module and function of the exporter (None: a picture)
+FORMATS = (
+    ("python", "&Python Script (engine)…", "Python scripts (*.py)", ".py",
+     "app.export.python_script", "export_python"),
+    ("onnx", "&ONNX Model…", "ONNX models (*.onnx)", ".onnx",
+     "app.export.onnx_model", "export_onnx"),
+    ("torch", "Py&Torch Script…", "Python scripts (*.py)", ".py",
+     "app.export.torch_script", "export_torch"),
+    ("png", "Canvas as P&NG…", "PNG images (*.png)", ".png", None, None),
+    ("svg", "Canvas as &SVG…", "SVG images (*.svg)", ".svg", None, None),
+)  # fmt: skip
+
+
+class ExportController(QObject):
+    """The File → Export menu of one main window."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.menu = QMenu("&Export", window)
+        self.menu.setObjectName("export_menu")
+        self.actions: dict[str, QAction] = {}
+        for name, text, _filter, _suffix, _module, _function in FORMATS:
+            action = self.menu.addAction(text)
+            action.setObjectName(f"export_{name}_action")
+            action.triggered.connect(lambda _=False, n=name: self._on_export_triggered(n))
+            self.actions[name] = action
+        self.menu.insertSeparator(self.actions["png"])
+        file_menu = window.findChild(QMenu, "file_menu")
+        file_menu.insertMenu(window.quit_action, self.menu)
+        file_menu.insertSeparator(window.quit_action)
+
+    def export(self, name: str, path: str | Path) -> str:
+        """Export in format `name` to `path`; the report shown to the user (ExportError-like
+        exceptions propagate with the reason)."""
+        spec = next(f for f in FORMATS if f[0] == name)
+        path = Path(path)
+        if path.suffix.lower() != spec[3]:
+            path = path.with_name(path.name + spec[3])
+        if spec[4] is None:
+            self._picture(path, svg=name == "svg")
+            return f"Wrote {path}."
+        try:
+            module = importlib.import_module(spec[4])
+        except ImportError:
+            return f"{spec[1].replace('&', '').rstrip('…')} export is not available here."
+        result = getattr(module, spec[5])(self.window.project, path)
+        return _report(result, path)
+
+    def _picture(self, path: Path, *, svg: bool) -> None:
+        scene = self.window.workbench.editor.scene
+        selected = scene.selectedItems()
+        for item in selected:  # the picture shows the network, not the selection
+            item.setSelected(False)
+        # Items cached as pixmaps would go into an SVG as pictures: draw them afresh.
+        cached = [(item, item.cacheMode()) for item in scene.items()
+                  if item.cacheMode() != QGraphicsItem.CacheMode.NoCache]  # fmt: skip
+        for item, _mode in cached:
+            item.setCacheMode(QGraphicsItem.CacheMode.NoCache)
+        try:
+            source = scene.itemsBoundingRect() if scene.nodes else QRectF()
+            if source.isEmpty():
+                raise ValueError("There is nothing on the canvas to draw.")
+            source = source.marginsAdded(QMarginsF(*(PICTURE_MARGIN,) * 4))
+            if svg:
+                generator = QSvgGenerator()
+                generator.setFileName(str(path))
+                generator.setSize(source.size().toSize())
+                generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
+                generator.setTitle(self.window.project_name)
+                painter = QPainter(generator)
+            else:
+                scale = min(PNG_SCALE, MAX_PNG_SIDE / max(source.width(), source.height()))
+                size = QSize(int(source.width() * scale), int(source.height() * scale))
+                image = QImage(size, QImage.Format.Format_ARGB32)
+                image.fill(scene.backgroundBrush().color())
+                painter = QPainter(image)
+            try:
+                painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+                target = QRectF(0, 0, painter.device().width(), painter.device().height())
+                scene.render(painter, target, source, Qt.AspectRatioMode.KeepAspectRatio)
+            finally:
+                painter.end()
+            if not svg and not image.save(str(path)):
+                raise OSError(f"Could not write {path}.")
+        finally:
+            for item, mode in cached:
+                item.setCacheMode(mode)
+            for item in selected:
+                item.setSelected(True)
+
+    def _ask_path(self, name: str) -> str | None:
+        """Where to export (a dialog; tests replace this)."""
+        spec = next(f for f in FORMATS if f[0] == name)
+        folder = self.window.project_path.parent if self.window.project_path else Path.home()
+        suggested = folder / f"{self.window.project_name}{spec[3]}"
+        title = f"Export {spec[1].replace('&', '').rstrip('…')}"
+        path, _ = QFileDialog.getSaveFileName(self.window, title, str(suggested), spec[2])
+        return path or None
+
+    def _on_export_triggered(self, name: str) -> None:
+        path = self._ask_path(name)
+        if not path:
+            return
+        try:
+            message = self.export(name, path)
+        except Exception as exc:  # the exporter's reason (or a bug): said, nothing crashes
+            if not _expected(exc):
+                log.exception("export failed")
+            text = str(exc) if _expected(exc) else f"{type(exc).__name__}: {exc}"
+            self.window.show_message(f"Export failed: {text.splitlines()[0]}", 10000)
+            QMessageBox.warning(self.window, "Export failed", text)
+            return
+        self.window.show_message(message, 10000)
+
+
+def _expected(exc: Exception) -> bool:
+    return type(exc).__name__ in ("ExportError", "CompileError", "ValueError", "OSError")
+
+
+def _report(result: Any, path: Path) -> str:
+    """'Wrote A and B.' plus what was left out, from any exporter's result."""
+    written = list(getattr(result, "written", None) or [])
+    if not written:
+        written = [p for p in (getattr(result, "script", None), getattr(result, "weights", None))
+                   if p is not None] or [path]  # fmt: skip
+    text = "Wrote " + " and ".join(str(p) for p in written) + "."
+    left_out = list(getattr(result, "left_out", None) or [])
+    if left_out:
+        text += " Left out: " + "; ".join(left_out) + "."
+    return text
