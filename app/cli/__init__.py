@@ -63,13 +63,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     export = commands.add_parser(
         "export",
-        help="export a project's network as a runnable Python script",
+        help="export a project's network as a Python or PyTorch script, or as ONNX",
         description="Write a Python script that rebuilds the network on the Cellwright "
-        "engine, and its trained weights as an .npz file next to it.",
+        "engine (--python) or with torch.nn modules (--torch), with its trained weights as "
+        "an .npz file next to it; or an ONNX model (--onnx).",
     )
     export.add_argument("project", metavar="PROJECT", help="a .cwproj file")
-    export.add_argument("--python", metavar="FILE", required=True,
-                        help="the script to write (FILE.npz gets the weights)")  # fmt: skip
+    formats = export.add_mutually_exclusive_group(required=True)
+    formats.add_argument("--python", metavar="FILE",
+                         help="the script to write (FILE.npz gets the weights)")  # fmt: skip
+    formats.add_argument("--torch", metavar="FILE",
+                         help="a PyTorch script to write (FILE.npz gets the weights)")  # fmt: skip
+    formats.add_argument("--onnx", metavar="FILE", help="the ONNX model to write")
     export.set_defaults(run=_run("app.cli.export"))
     return parser
 

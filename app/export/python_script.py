@@ -23,6 +23,7 @@ from app.catalogue import CATALOGUE, LOSSES, NO_LOSS, Catalogue
 from app.catalogue.schema import read_params
 from app.compiler import compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
+from app.export.report import ExportReport, give_user_mode
 from engine import nn
 
 # Names the generated code uses itself; a node called like this gets a trailing underscore.
@@ -40,6 +41,18 @@ class ExportedScript:
     script: Path
     weights: Path
     class_name: str
+
+    # What File → Export reports, as every exporter's ExportReport says it.
+    @property
+    def written(self) -> list[Path]:
+        return [self.script, self.weights]
+
+    @property
+    def left_out(self) -> list[str]:
+        return []
+
+    def report(self) -> ExportReport:
+        return ExportReport(self.written, self.left_out)
 
 
 def export_python(project: Project, path: str | os.PathLike[str], *,
@@ -61,6 +74,7 @@ def export_python(project: Project, path: str | os.PathLike[str], *,
     weights = script.with_suffix(".npz")
     try:
         engine.save_checkpoint(compiled.network, str(weights))
+        give_user_mode(weights)  # the checkpoint goes through a private (0600) temporary file
         _write_text(script, text)
     except OSError as exc:
         raise ExportError(f"Could not write {exc.filename or script}: {exc.strerror}.") from None

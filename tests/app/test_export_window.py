@@ -62,3 +62,14 @@ def test_a_refused_export_says_why_and_writes_nothing(window, qtbot, tmp_path, d
     assert message.startswith("Export failed:")
     assert not (tmp_path / "broken.py").exists()
     assert [kind for kind, _, _ in dialogs.shown] == ["warning"]
+
+
+def test_onnx_export_from_the_menu_writes_a_model_and_says_what_it_left_out(
+        window, qtbot, tmp_path):  # fmt: skip
+    import onnx
+
+    open_example(window, qtbot, SPIRAL)
+    message = export(window, "onnx", tmp_path / "spiral")
+    onnx.checker.check_model(onnx.load(str(tmp_path / "spiral.onnx")))
+    assert message.startswith(f"Wrote {tmp_path / 'spiral.onnx'}.")
+    assert "Left out:" in message and "loss" in message

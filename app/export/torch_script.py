@@ -1,0 +1,440 @@
+"""Export a project as a readable PyTorch script: one `torch.nn.Module` per graph and composite.
+
+The script rebuilds the network with `torch.nn` layers, so it trains anywhere PyTorch does
+(torch.distributed, DDP), and loads the trained weights from an `.npz` written beside it
+under torch's state_dict names. Exporting needs no torch: only the script imports it.
+
+What changes on the way: MindSpore's layouts are torch's (Dense weight (out, in), Conv2d
+(out, in/groups, kh, kw)); BatchNorm's `momentum` becomes 1 - momentum (torch weighs the
+new statistic); 'same' padding becomes explicit padding (an odd one via `F.pad`, bottom
+and right as MindSpore). torch's BatchNorm updates its running variance with the unbiased
+batch variance, MindSpore's CPU kernel with the biased one: the only training difference.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import keyword
+import os
+from pathlib import Path
+
+import numpy as np
+
+from app import __version__
+from app.catalogue import CATALOGUE, Catalogue
+from app.compiler import CompiledNetwork, compile_project
+from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
+from app.export.python_script import ExportError, _class_name, _plain, _write_text
+from app.export.report import ExportReport
+
+# Names the generated code uses itself; a variable called like this gets a trailing underscore.
+_TAKEN = frozenset({"self", "torch", "nn", "F", "np", "argparse", "Path", "WEIGHTS", "main",
+                    "load_network", "load_weights", "make_loss", "INPUT_SHAPES",
+                    "INPUT_DTYPES", "FROZEN"})  # fmt: skip
+_INPUTS, _OUTPUTS = ("Input", SUBGRAPH_INPUT), ("Output", SUBGRAPH_OUTPUT)
+# Dense's `activation` names as torch calls on the layer's result.
+_ACTIVATIONS = {"relu": "torch.relu({})", "sigmoid": "torch.sigmoid({})",
+                "tanh": "torch.tanh({})", "gelu": "F.gelu({}, approximate='tanh')",
+                "leakyrelu": "F.leaky_relu({}, 0.2)", "softmax": "torch.softmax({}, dim=-1)",
+                "logsoftmax": "torch.log_softmax({}, dim=-1)"}  # fmt: skip
+# engine Parameter name -> torch state_dict name, for the layers whose names differ.
+_BN_NAMES = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean",
+             "moving_variance": "running_var"}  # fmt: skip
+_MODULE_NAMES = frozenset(
+    {"training", "forward", "train", "eval", "parameters", "buffers", "children", "modules",
+     "state_dict", "load_state_dict", "apply", "to", "cuda", "cpu", "type", "float", "double",
+     "half", "bfloat16", "zero_grad", "register_buffer", "register_parameter", "add_module",
+     "get_submodule", "named_parameters", "named_buffers", "named_children", "named_modules",
+     "requires_grad_", "share_memory", "extra_repr", "dump_patches", "call_super_init",
+     "register_module", "ipu", "xpu", "mtia", "compile", "get_parameter", "get_buffer",
+     "set_extra_state", "get_extra_state", "to_empty", "register_forward_hook",
+     "register_forward_pre_hook", "register_backward_hook", "register_full_backward_hook",
+     "register_full_backward_pre_hook", "register_state_dict_pre_hook",
+     "register_load_state_dict_post_hook", "T_destination"}
+)  # nn.Module's own attributes: a submodule with one of these names would be hidden
+
+
+def export_torch(project: Project, path: str | os.PathLike[str], *,
+                 catalogue: Catalogue = CATALOGUE) -> ExportReport:  # fmt: skip
+    """Write `path` (the script) and `path` with `.npz` (the weights, torch's names).
+
+    Raises CompileError for a graph that does not compile and ExportError, naming the
+    node, for one torch can't express here, or for a file that can't be written.
+    """
+    script = Path(path)
+    if script.suffix != ".py":
+        raise ExportError(f"A Python script's name ends in .py, not '{script.name}'.")
+    compiled = compile_project(project, catalogue=catalogue)
+    writer = _Writer(compiled)
+    class_name = _class_name(project.name)
+    writer.graph_class(project.graph, class_name, f"The network of '{_plain(project.name)}'", "")
+    state = _state_dict(compiled, writer.types)
+    frozen = [_torch_name(name, writer.types, compiled) for name in compiled.trainable
+              if not compiled.parameters()[name].requires_grad]  # fmt: skip
+    text = _script(project, compiled, writer, class_name, script, frozen)
+    compile(text, str(script), "exec")  # a bug here must never reach the user's disk
+    weights = script.with_suffix(".npz")
+    try:
+        _write_weights(weights, state)
+        _write_text(script, text)
+    except OSError as exc:
+        raise ExportError(f"Could not write {exc.filename or script}: {exc.strerror}.") from None
+    return ExportReport([script, weights], writer.left_out)
+
+
+class _Writer:
+    """Collects Module classes, innermost first, for a graph and its composites."""
+
+    def __init__(self, compiled: CompiledNetwork) -> None:
+        self.compiled = compiled
+        self.classes: list[str] = []
+        self.names: set[str] = set()
+        self.types: dict[str, str] = {}  # dotted node path -> node type
+        self.left_out: list[str] = []
+
+    def graph_class(self, graph: Graph, name: str, doc: str, prefix: str) -> str:
+        name = self._unique(name)
+        init, body, variables = [], [], {}
+        inputs = [n for n in graph.nodes.values() if n.type in _INPUTS]
+        for node in inputs:
+            variables[(node.id, "out")] = _variable(node.name, variables)
+        for node_id in graph.topological_order():
+            node = graph.nodes[node_id]
+            if node.type in _INPUTS + _OUTPUTS:
+                continue
+            edges = [e for port in node.inputs if (e := graph.edge_into(node_id, port))]
+            args = [variables[(e.src_node, e.src_port)] for e in edges]
+            outs = [_variable(node.name if len(node.outputs) == 1 else f"{node.name}_{port}",
+                              variables) for port in node.outputs]  # fmt: skip
+            for port, var in zip(node.outputs, outs, strict=True):
+                variables[(node_id, port)] = var
+            in_shape = self.compiled.report.edge_shapes.get(edges[0].id) if edges else None
+            call = self._node(node, args, init, prefix, in_shape)
+            body.append(f"        {', '.join(outs)} = {call}")
+        results = []
+        for node in graph.nodes.values():
+            edge = graph.edge_into(node.id, "in") if node.type in _OUTPUTS else None
+            if edge is not None:
+                results.append(variables[(edge.src_node, edge.src_port)])
+        params = ", ".join(["self", *(variables[(n.id, "out")] for n in inputs)])
+        lines = [f"class {name}(nn.Module):", f'    """{doc}."""', "",
+                 "    def __init__(self):", "        super().__init__()", *init, "",
+                 f"    def forward({params}):", *body,
+                 f"        return {', '.join(results) if results else 'None'}"]  # fmt: skip
+        self.classes.append("\n".join(lines))
+        return name
+
+    def _node(self, node: Node, args: list[str], init: list[str], prefix: str,
+              in_shape) -> str:  # fmt: skip
+        path = prefix + node.name
+        self.types[path] = node.type
+        if node.name in _MODULE_NAMES:
+            raise ExportError(f"Node {path}: torch.nn.Module uses the name '{node.name}' itself; "
+                              "rename the node to export it.")  # fmt: skip
+        # The Module's attribute is the node's name, so state_dict names follow the app's.
+        if keyword.iskeyword(node.name):
+            attr = f"getattr(self, {node.name!r})"
+            assign = f"        setattr(self, {node.name!r}, {{}})"
+        else:
+            attr = f"self.{node.name}"
+            assign = f"        {attr} = {{}}"
+        x = ", ".join(args)
+        if node.type == COMPOSITE:
+            doc = f"Composite '{_plain(node.definition)}'"
+            cls = self.graph_class(node.subgraph, _class_name(node.definition), doc, path + ".")
+            init.append(assign.format(f"{cls}()"))
+            return f"{attr}({x})"
+        ops = {"Add": "{0} + {1}", "Mul": "{0} * {1}", "MatMul": "torch.matmul({0}, {1})"}
+        if node.type in ops:
+            return ops[node.type].format(*args)
+        cell = self.compiled.cells.get(node.id)
+        if node.type == "Concat":
+            return f"torch.cat(({x}{',' if len(args) == 1 else ''}), dim={cell.axis})"
+        if node.type == "Reshape":
+            sizes = ", ".join(str(size) for size in cell.shape)
+            return f"{x}.reshape({x}.shape[0], {sizes})"
+        if node.type == "HookBackward":
+            init.append(assign.format("nn.Identity()") + "  # HookBackward: identity forward")
+            self.left_out.append(f"{path}: HookBackward's gradient view (an identity here)")
+            return f"{attr}({x})"
+        module, call = _layer(node, cell, path, in_shape)
+        init.append(assign.format(module))
+        return call.format(x if "{m}" in call else f"{attr}({x})", m=attr)
+
+    def _unique(self, name: str) -> str:
+        base, n = name, 1
+        while name in self.names or name in _TAKEN:
+            n += 1
+            name = f"{base}{n}"
+        self.names.add(name)
+        return name
+
+
+def _layer(node: Node, cell, path: str, in_shape) -> tuple[str, str]:
+    """The layer's `nn.…(…)` constructor and its call: '{}' is `self.name(x)`, or with '{m}'
+    the call is spelled out around `x` ('{m}(F.pad({}, …))')."""
+    kind = node.type
+    simple = {"Identity": "nn.Identity()", "ReLU": "nn.ReLU()", "Tanh": "nn.Tanh()",
+              "Sigmoid": "nn.Sigmoid()"}  # fmt: skip
+    if kind in simple:
+        return simple[kind], "{}"
+    if kind == "Dense":
+        bias = "" if cell.has_bias else ", bias=False"
+        act = type(cell.activation).__name__.lower() if cell.activation_flag else None
+        if act is not None and act not in _ACTIVATIONS:
+            raise ExportError(f"Node {path}: Dense activation {act!r} has no torch export.")
+        return (f"nn.Linear({cell.in_channels}, {cell.out_channels}{bias})",
+                _ACTIVATIONS[act] if act else "{}")  # fmt: skip
+    if kind == "LeakyReLU":
+        return f"nn.LeakyReLU({cell.alpha!r})", "{}"
+    if kind == "GELU":
+        return f"nn.GELU(approximate={'tanh' if cell.approximate else 'none'!r})", "{}"
+    if kind in ("Softmax", "LogSoftmax"):
+        return f"nn.{kind}(dim={cell.axis})", "{}"
+    if kind == "Flatten":
+        dims = (cell.start_dim, cell.end_dim)
+        return ("nn.Flatten()" if dims == (1, -1) else f"nn.Flatten{dims}"), "{}"
+    if kind == "Dropout":
+        return f"nn.Dropout({round(cell.p, 12)!r})", "{}"
+    if kind in ("BatchNorm1d", "BatchNorm2d"):
+        if cell.use_batch_statistics is not None:
+            raise ExportError(f"Node {path}: use_batch_statistics={cell.use_batch_statistics} "
+                              "has no torch BatchNorm equivalent.")  # fmt: skip
+        extra = "" if cell.eps == 1e-5 else f", eps={cell.eps!r}"
+        momentum = round(1.0 - cell.momentum, 12)  # torch weighs the new statistic
+        extra += "" if momentum == 0.1 else f", momentum={momentum!r}"
+        extra += "" if cell.affine else ", affine=False"
+        return f"nn.{kind}({cell.num_features}{extra})", "{}"
+    if kind == "Conv2d":
+        return _conv(cell, path, in_shape)
+    if kind in ("MaxPool2d", "AvgPool2d"):
+        return _pool(kind, cell, path, in_shape)
+    raise ExportError(f"Node {path} is a {kind}, which the PyTorch export can't express.")
+
+
+def _same_pads(size: int, k_eff: int, stride: int) -> tuple[int, int]:
+    # MindSpore 'same': output ceil(size / stride); an odd pad goes after (bottom/right).
+    out = -(-size // stride)
+    total = max((out - 1) * stride + k_eff - size, 0)
+    return total // 2, total - total // 2
+
+
+def _pads(cell, path: str, in_shape, dilation=(1, 1)) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) as the engine pads this Conv2d or pool."""
+    if cell.pad_mode == "valid":
+        return (0, 0, 0, 0)
+    if cell.pad_mode == "pad":
+        p = cell.padding
+        return tuple(p) if isinstance(p, (tuple, list)) else (p,) * 4
+    if in_shape is None or len(in_shape) != 4:
+        raise ExportError(f"Node {path}: 'same' padding needs its input's height and width.")
+    h, w = int(in_shape[2]), int(in_shape[3])
+    (kh, kw), (sh, sw) = cell.kernel_size, cell.stride
+    return (_same_pads(h, (kh - 1) * dilation[0] + 1, sh)
+            + _same_pads(w, (kw - 1) * dilation[1] + 1, sw))  # fmt: skip
+
+
+def _pair(value: tuple[int, int]) -> str:
+    return str(value[0]) if value[0] == value[1] else repr(tuple(value))
+
+
+def _conv(cell, path: str, in_shape) -> tuple[str, str]:
+    t, b, l, r = _pads(cell, path, in_shape, cell.dilation)
+    args = [str(cell.in_channels), str(cell.out_channels), _pair(cell.kernel_size)]
+    if tuple(cell.stride) != (1, 1):
+        args.append(f"stride={_pair(cell.stride)}")
+    symmetric = t == b and l == r
+    if symmetric and (t or l):
+        args.append(f"padding={_pair((t, l))}")
+    if tuple(cell.dilation) != (1, 1):
+        args.append(f"dilation={_pair(cell.dilation)}")
+    if cell.group != 1:
+        args.append(f"groups={cell.group}")
+    if not cell.has_bias:
+        args.append("bias=False")
+    call = "{}" if symmetric else f"{{m}}(F.pad({{}}, ({l}, {r}, {t}, {b})))"
+    return f"nn.Conv2d({', '.join(args)})", call
+
+
+def _pool(kind: str, cell, path: str, in_shape) -> tuple[str, str]:
+    t, b, l, r = _pads(cell, path, in_shape)
+    args = [_pair(cell.kernel_size), f"stride={_pair(cell.stride)}"]
+    if t == b and l == r:  # torch pads both sides alike, -inf for max, uncounted for mean
+        if t or l:
+            args.append(f"padding={_pair((t, l))}")
+            if kind == "AvgPool2d":
+                args.append("count_include_pad=False")
+        return f"nn.{kind}({', '.join(args)})", "{}"
+    pad = f"({l}, {r}, {t}, {b})"
+    if kind == "MaxPool2d":
+        return f"nn.MaxPool2d({', '.join(args)})", f"{{m}}(F.pad({{}}, {pad}, value=-torch.inf))"
+    # An uneven 'same' mean: the padded zeros do not count, so divide by the counted share.
+    return (f"nn.AvgPool2d({', '.join(args)})",
+            f"{{m}}(F.pad({{0}}, {pad})) / {{m}}(F.pad(torch.ones_like({{0}}[:1, :1]), {pad}))")
+
+
+def _torch_name(name: str, types: dict[str, str], compiled: CompiledNetwork) -> str:
+    head, _, local = name.rpartition(".")
+    if types.get(head, "").startswith("BatchNorm"):
+        local = _BN_NAMES.get(local, local)
+    return f"{head}.{local}" if head else local
+
+
+def _state_dict(compiled: CompiledNetwork, types: dict[str, str]) -> dict[str, np.ndarray]:
+    state = {}
+    for name, param in compiled.parameters().items():
+        head, _, local = name.rpartition(".")
+        if types.get(head, "").startswith("BatchNorm"):
+            cell = compiled.cells[compiled.parameter_owner[name][0]]
+            if local in ("gamma", "beta") and not cell.affine:
+                continue
+            if local == "moving_variance":
+                state[f"{head}.num_batches_tracked"] = np.array(0, dtype=np.int64)
+        state[_torch_name(name, types, compiled)] = param.asnumpy()
+    return state
+
+
+def _write_weights(path: Path, state: dict[str, np.ndarray]) -> None:
+    # A plain open() makes the file with the user's mode (umask), unlike a mkstemp file.
+    tmp = path.with_name(f".{path.name}.exporting")
+    try:
+        with open(tmp, "wb") as fh:
+            np.savez(fh, **state)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _loss_code(compiled: CompiledNetwork) -> str | None:
+    loss = compiled.loss_fn
+    if loss is None:
+        return None
+    kind = type(loss).__name__
+    args = []
+    if loss.reduction != "mean":
+        args.append(f"reduction={loss.reduction!r}")
+    if kind == "CrossEntropyLoss":
+        if loss.weight is not None:
+            return None
+        if loss.ignore_index != -100:
+            args.insert(0, f"ignore_index={loss.ignore_index}")
+        if loss.label_smoothing:
+            args.append(f"label_smoothing={loss.label_smoothing!r}")
+    elif kind == "SoftmaxCrossEntropyWithLogits":  # indices or probabilities, as torch's
+        kind = "CrossEntropyLoss"
+    elif kind == "BCEWithLogitsLoss":
+        if loss.weight is not None or loss.pos_weight is not None:
+            return None
+    elif kind not in ("MSELoss", "L1Loss"):
+        return None
+    return f"nn.{kind}({', '.join(args)})"
+
+
+def _variable(name: str, variables: dict) -> str:
+    taken = set(variables.values())
+    if keyword.iskeyword(name) or name in _TAKEN:
+        name += "_"
+    base, n = name, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    return name
+
+
+def _script(project: Project, compiled: CompiledNetwork, writer: _Writer, class_name: str,
+            script: Path, frozen: list[str]) -> str:  # fmt: skip
+    shapes = {name: tuple(shape[1:]) for name, shape in
+              zip(compiled.input_names, compiled.input_shapes, strict=True)}  # fmt: skip
+    dtypes = dict(zip(compiled.input_names, compiled.input_dtypes, strict=True))
+    loss = _loss_code(compiled)
+    if loss is None and compiled.loss_fn is not None:
+        writer.left_out.append(f"the loss ({type(compiled.loss_fn).__name__} with weights)")
+    labels = " (class labels as int64)" if loss and "CrossEntropy" in loss else ""
+    loss_lines = ["def make_loss():", f'    """The loss the project trains with{labels}."""',
+                  f"    return {loss}", "", "", ""] if loss else []  # fmt: skip
+    return TEMPLATE.format(
+        title=_plain(project.name), version=__version__, script=_plain(script.name),
+        weights=_plain(script.with_suffix(".npz").name), classes="\n\n\n".join(writer.classes),
+        class_name=class_name, shapes=repr(shapes), dtypes=repr(dtypes), frozen=repr(frozen),
+        loss="\n".join(loss_lines),
+    )  # fmt: skip
+
+
+TEMPLATE = '''\
+"""{title}: a network exported from Cellwright {version} as PyTorch modules.
+
+Loads its trained weights from {weights}, next to this file (NumPy arrays under the
+state_dict's names). Train it as any torch.nn.Module, e.g. wrapped in
+torch.nn.parallel.DistributedDataParallel. BatchNorm momentum is torch's (1 - MindSpore's).
+
+    python {script}
+        prints the outputs for a few random inputs;
+    python {script} INPUT.npy -o OUTPUT.npy
+        runs the network on your inputs (one .npy file per input) and saves the outputs.
+"""
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+WEIGHTS = Path(__file__).with_suffix(".npz")
+# One sample's shape (without the batch axis) and number type, per input.
+INPUT_SHAPES = {shapes}
+INPUT_DTYPES = {dtypes}
+# Parameters the project keeps frozen (requires_grad off).
+FROZEN = {frozen}
+
+
+{classes}
+
+
+{loss}def load_weights(net, weights=WEIGHTS):
+    """Copy the exported weights into `net` (a freshly made network)."""
+    with np.load(weights, allow_pickle=False) as arrays:
+        state = {{name: torch.from_numpy(arrays[name].copy()) for name in arrays.files}}
+    net.load_state_dict(state, strict=True)
+    for name, param in net.named_parameters():
+        param.requires_grad_(name not in FROZEN)
+    return net
+
+
+def load_network(weights=WEIGHTS):
+    """The network with its trained weights, in predict mode (call .train() to train it)."""
+    return load_weights({class_name}(), weights).eval()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Run the exported network.")
+    parser.add_argument("inputs", nargs="*",
+                        help="one .npy file per input: " + ", ".join(INPUT_SHAPES))
+    parser.add_argument("-o", "--output", help="save the outputs here (.npy, or .npz for several)")
+    args = parser.parse_args(argv)
+    if args.inputs and len(args.inputs) != len(INPUT_SHAPES):
+        parser.error(f"give {{len(INPUT_SHAPES)}} input file(s), one per input")
+    if args.inputs:
+        arrays = [np.load(path, allow_pickle=False) for path in args.inputs]
+    else:
+        rng = np.random.default_rng(0)
+        arrays = [rng.standard_normal((4, *shape)) for shape in INPUT_SHAPES.values()]
+    inputs = [torch.from_numpy(np.asarray(x, dtype=dtype))
+              for x, dtype in zip(arrays, INPUT_DTYPES.values())]
+    net = load_network()
+    with torch.no_grad():
+        outputs = net(*inputs)
+    if args.output is None:
+        print(outputs)
+    elif isinstance(outputs, tuple):
+        np.savez(args.output, *(o.numpy() for o in outputs))
+    else:
+        np.save(args.output, outputs.numpy())
+
+
+if __name__ == "__main__":
+    main()
+'''
