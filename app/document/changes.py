@@ -55,6 +55,7 @@ def transfer(graph: Graph, target: Graph) -> Pending:
     pending += [(bus, NodeAdded(nid)) for nid in nodes if nid not in kept]
     pending += [(bus, EdgeAdded(eid)) for eid, e in new_edges.items() if old_edges.get(eid) != e]
     graph._nodes, graph._edges, graph._into = nodes, dict(new_edges), dict(target._into)
+    graph._rebuild_out()
     return pending
 
 

@@ -62,6 +62,7 @@ class Graph:
         self._nodes = {}  # through the property below: also indexes the names
         self._edges: dict[str, Edge] = {}
         self._into: dict[tuple[str, str], str] = {}  # (node id, input port) -> edge id
+        self._out: dict[str, dict[str, str]] = {}  # node id -> {edge id: the node it feeds}
         self._is_subgraph = False  # inside a composite: holds its fixed boundary nodes
         self.events = Events()
 
@@ -462,19 +463,43 @@ class Graph:
             )
 
     def reaches(self, start: str, goal: str) -> bool:
-        """Whether a path of edges leads from node `start` to node `goal` (or start is goal)."""
-        after: dict[str, list[str]] = {}
-        for e in self._edges.values():
-            after.setdefault(e.src_node, []).append(e.dst_node)
-        return goal in reachable({start}, after)
+        """Whether a path of edges leads from node `start` to node `goal` (or start is goal).
+
+        Follows the kept adjacency from `start` only, and stops at `goal`: a cycle check
+        for a new edge visits what lies downstream of it, not every edge of the graph.
+        """
+        if start == goal:
+            return True
+        seen, todo = {start}, [start]
+        out = self._out
+        while todo:
+            for nxt in out.get(todo.pop(), {}).values():
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    todo.append(nxt)
+        return False
 
     def _store_edge(self, edge: Edge) -> None:
         self._edges[edge.id] = edge
         self._into[(edge.dst_node, edge.dst_port)] = edge.id
+        self._out.setdefault(edge.src_node, {})[edge.id] = edge.dst_node
 
     def _drop_edge(self, edge: Edge) -> None:
         del self._edges[edge.id]
         del self._into[(edge.dst_node, edge.dst_port)]
+        after = self._out.get(edge.src_node)
+        if after is not None:
+            after.pop(edge.id, None)
+            if not after:
+                del self._out[edge.src_node]
+
+    def _rebuild_out(self) -> None:
+        """The adjacency from `_edges` (after they were replaced as a whole)."""
+        self._out = {}
+        for edge in self._edges.values():
+            self._out.setdefault(edge.src_node, {})[edge.id] = edge.dst_node
 
     @classmethod
     def _build(cls, nodes: Iterable[Node], edges: Iterable[Edge], *, subgraph: bool) -> Graph:
