@@ -253,6 +253,15 @@ class GraphScene(QGraphicsScene):
         for edge_id in self._edges_of.get(item.node_id, ()):
             self._place_edge(self.edges[edge_id])
         self._follow(item.node_id)
+        self._take_in(item)
+
+    def _take_in(self, item: NodeItem) -> None:
+        """Grow the scene rectangle to hold `item` (added or moved through the document), so
+        the view can scroll to it; it never shrinks under the user's feet."""
+        rect = self.sceneRect()
+        wanted = item.sceneBoundingRect().adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)
+        if not rect.contains(wanted):
+            self.setSceneRect(rect.united(wanted))
 
     def _follow(self, node_id: str) -> None:
         """Keep the node's probes and health badge at its corners (moved or resized)."""
@@ -385,6 +394,7 @@ class GraphScene(QGraphicsScene):
             return
         if isinstance(event, NodeAdded):
             self._add_node_item(event.node_id)
+            self._take_in(self.nodes[event.node_id])
             self._follow_target(event.node_id)
         elif isinstance(event, NodeRemoved):
             inside = self._insides.pop(event.node_id, None)

@@ -41,6 +41,7 @@ class GraphView(QGraphicsView):
     def __init__(self, scene: GraphScene, parent=None) -> None:
         super().__init__(scene, parent)
         self.graph_scene = scene
+        self.min_scale = MIN_SCALE  # lower after Fit All on a graph too big for MIN_SCALE
         self.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
         self.setDragMode(QGraphicsView.DragMode.RubberBandDrag)
         self.setTransformationAnchor(QGraphicsView.ViewportAnchor.NoAnchor)
@@ -66,7 +67,7 @@ class GraphView(QGraphicsView):
         return self.transform().m11()
 
     def set_zoom(self, scale: float) -> None:
-        scale = min(MAX_SCALE, max(MIN_SCALE, scale))
+        scale = min(MAX_SCALE, max(self.min_scale, scale))
         self.scale(scale / self.zoom, scale / self.zoom)
         self.graph_scene.set_details(self.zoom >= style.DETAIL_LABELS)
 
@@ -78,8 +79,13 @@ class GraphView(QGraphicsView):
         # Edges too: a curve between two rows can bulge past the nodes it joins.
         for item in [*items, *self.graph_scene.edges.values()]:
             rect = rect.united(item.sceneBoundingRect())
-        self.fitInView(rect.adjusted(-40, -40, 40, 40), Qt.AspectRatioMode.KeepAspectRatio)
-        self.set_zoom(min(self.zoom, 1.25))
+        rect = rect.adjusted(-40, -40, 40, 40)
+        port = self.viewport().rect()
+        fit = min(port.width() / max(rect.width(), 1.0), port.height() / max(rect.height(), 1.0))
+        zoom = min(fit * 0.97, 1.25)  # a little room for scroll bars coming and going
+        # A graph too big to show at MIN_SCALE still fits: the floor follows it down.
+        self.min_scale = min(MIN_SCALE, zoom)
+        self.set_zoom(zoom)
         self.centerOn(rect.center())
 
     def zoom_at(self, scale: float, anchor: QPointF) -> None:
