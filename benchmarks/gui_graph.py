@@ -1,13 +1,16 @@
-"""Node editor at scale: time to open and draw 200- and 1,000-node projects, frame times.
+"""Node editor at scale: build, open and draw 200- to 10,000-node projects, frame times.
 
-    python benchmarks/gui_graph.py [--sizes 200 1000] [--frames 60]
+    python benchmarks/gui_graph.py [--sizes 200 1000 5000 10000] [--frames 60]
 
-Builds each network (parallel chains Input → Dense → ReLU → … → Output, laid out in a
-grid), saves it as a .cwproj, then in the real main window (offscreen) measures:
+Builds each network through the document API as a script would (parallel chains Input →
+Dense → ReLU → … → Output, laid out in a grid; the build time is reported), saves it as
+a .cwproj, then in the real main window (offscreen) measures:
 open = File → Open of that file until the canvas is drawn once (load, items, shape
 inference, first paint); then the median and 95th-percentile time of a synchronous
 repaint after each pan step, at 100 % zoom and zoomed out to fit the whole network
-(level of detail), and after each wheel-zoom step. Prints one table.
+(level of detail), and after each wheel-zoom step; whether Fit All shows every node;
+and one edit (the first Dense's width) with the shape inference after it. Prints one
+table.
 """
 
 from __future__ import annotations
@@ -24,14 +27,16 @@ REPO = Path(__file__).resolve().parents[1]
 CHAIN = ["Dense", "ReLU", "Dense", "ReLU", "Dense", "ReLU", "Dense", "ReLU"]
 
 
-def build_project(size: int, path: Path) -> None:
-    """`size` nodes in chains of Input, alternating Dense/ReLU, Output; saved to `path`."""
+def build_project(size: int, path: Path) -> float:
+    """`size` nodes in chains of Input, alternating Dense/ReLU, Output; saved to `path`.
+    Returns the seconds the document took to build them (adds and connects)."""
     from app.catalogue import CATALOGUE
     from app.document import Project
     from app.io.project_file import save_project
 
     project = Project(name=f"bench{size}")
     graph = project.graph
+    start = time.perf_counter()
     per_chain = len(CHAIN) + 2
     row = 0
     while len(graph) < size:
@@ -48,8 +53,10 @@ def build_project(size: int, path: Path) -> None:
                 graph.connect(previous.id, "out", node.id, "in")
             previous = node
         row += 1
+    built = time.perf_counter() - start
     assert len(graph) == size and per_chain
     save_project(project, path)
+    return built
 
 
 def frame_times(app, view, step, count: int) -> list[float]:
@@ -76,7 +83,7 @@ def measure(size: int, frames: int, folder: Path) -> dict[str, str]:
 
     app = _application()
     path = folder / f"bench{size}.cwproj"
-    build_project(size, path)
+    built = build_project(size, path)
     window = MainWindow(remember_layout=False)
     window.resize(1400, 900)
     window.show()
@@ -89,6 +96,9 @@ def measure(size: int, frames: int, folder: Path) -> dict[str, str]:
     view.viewport().repaint()
     opened = (time.perf_counter() - start) * 1000.0
 
+    seen = view.mapToScene(view.viewport().rect()).boundingRect()
+    scene = window.workbench.editor.scene
+    shown = sum(seen.contains(item.sceneBoundingRect()) for item in scene.nodes.values())
     fitted = frame_times(app, view, lambda: view.pan_by(7, 3), frames)
     view.set_zoom(1.0)
     view.centerOn(600, 300)
@@ -97,10 +107,20 @@ def measure(size: int, frames: int, folder: Path) -> dict[str, str]:
     centre = view.viewport().rect().center().toPointF()
     factors = iter([1 / 1.18] * (frames // 2) + [1.18] * (frames - frames // 2))
     zoomed = frame_times(app, view, lambda: view.zoom_at(view.zoom * next(factors), centre), frames)
+    graph = window.project.graph
+    dense = next(n for n in graph.nodes.values() if n.type == "Dense")
+    start = time.perf_counter()
+    graph.set_params(dense.id, {"out_channels": 24})
+    scene.refresh_shapes()
+    edited = (time.perf_counter() - start) * 1000.0
+    window._confirm_discard_changes = lambda: True
     window.close()
     app.processEvents()
     return {
         "nodes": str(size),
+        "build via document API (ms)": f"{built * 1000.0:8.0f}",
+        "Fit All shows (nodes)": f"{shown}/{size}",
+        "edit + shapes (ms)": f"{edited:8.1f}",
         "open + first draw (ms)": f"{opened:8.0f}",
         "pan, fit-all zoom (ms median/p95)": summary(fitted),
         "pan, 100% zoom (ms median/p95)": summary(panned),
@@ -110,7 +130,7 @@ def measure(size: int, frames: int, folder: Path) -> dict[str, str]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[200, 1000, 5000, 10000])
     parser.add_argument("--frames", type=int, default=60)
     args = parser.parse_args(argv)
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")

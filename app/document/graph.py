@@ -78,19 +78,29 @@ class Graph:
     def _nodes(self, nodes: dict[str, Node]) -> None:
         self._node_map = nodes
         self._names = {node.name: node_id for node_id, node in nodes.items()}
+        self._free_from = {}  # stem -> no free 'stemN' below this N (unique_name's start)
 
     def _put(self, node: Node) -> None:
         """Store `node` (new, or replacing the node with its id), keeping the name index."""
         old = self._node_map.get(node.id)
         if old is not None and self._names.get(old.name) == node.id:
-            del self._names[old.name]
+            self._unname(old.name)
         self._node_map[node.id] = node
         self._names[node.name] = node.id
 
     def _pop(self, node_id: str) -> None:
         node = self._node_map.pop(node_id)
         if self._names.get(node.name) == node_id:
-            del self._names[node.name]
+            self._unname(node.name)
+
+    def _unname(self, name: str) -> None:
+        """`name` is free again: unique_name may hand out its number once more."""
+        del self._names[name]
+        numbered = _NUMBERED.fullmatch(name)
+        if numbered is not None:
+            stem, number = numbered.group(1), int(numbered.group(2))
+            if number < self._free_from.get(stem, 1):
+                self._free_from[stem] = number
 
     # ---- queries -------------------------------------------------------------------------
 
@@ -177,7 +187,14 @@ class Graph:
         stem = re.sub(r"\W", "", stem)[: MAX_NAME_LENGTH - 6] or "node"
         if not stem.isidentifier():
             stem = "n" + stem
-        return next(f"{stem}{i}" for i in itertools.count(1) if f"{stem}{i}" not in used)
+        if taken is not None:
+            return next(f"{stem}{i}" for i in itertools.count(1) if f"{stem}{i}" not in used)
+        # Numbers below the remembered start are all taken: 10,000 'dense' nodes need not
+        # each count up from 1 (that made building a big graph quadratic).
+        start = self._free_from.get(stem, 1)
+        number = next(i for i in itertools.count(start) if f"{stem}{i}" not in used)
+        self._free_from[stem] = number
+        return f"{stem}{number}"
 
     def free_name(self, wanted: str, taken: Iterable[str] | None = None) -> str:
         """`wanted` if it is not in `taken` (default: this graph's names), else a numbered one."""
@@ -524,6 +541,9 @@ class Graph:
         """Become exactly `nodes` and `edges` (checked first); emit events for the difference."""
         for bus, event in transfer(self, Graph._build(nodes, edges, subgraph=self._is_subgraph)):
             bus.emit(event)
+
+
+_NUMBERED = re.compile(r"(.*?)(\d+)")
 
 
 def _list(ports: tuple[str, ...]) -> str:

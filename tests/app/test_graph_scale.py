@@ -144,3 +144,34 @@ def test_a_cycle_is_still_refused_through_a_long_chain():
     assert graph.reaches(ids[1], ids[-1]) and not graph.reaches(ids[-1], ids[1])
     graph.restore(graph.to_data())  # replaced as a whole: the adjacency follows
     assert graph.reaches(ids[2], ids[-1]) and not graph.reaches(ids[0], ids[-1])
+
+
+def per_node_add_seconds(count: int, repeats: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        graph = Graph()
+        start = time.perf_counter()
+        for _ in range(count):  # each gets the next free 'reluN' name
+            graph.add_node(Node(type="ReLU", name="", inputs=("in",), outputs=("out",)))
+        best = min(best, (time.perf_counter() - start) / count)
+    return best
+
+
+def test_adding_many_nodes_of_one_type_stays_flat():
+    """Each new name counted up from relu1 past every taken one: quadratic in the count."""
+    small, large = per_node_add_seconds(1_000), per_node_add_seconds(8_000)
+    assert large / small < MOST_GROWTH, (small, large)
+
+
+def test_a_freed_number_is_handed_out_again_first():
+    graph = Graph()
+    nodes = [graph.add_node(Node(type="ReLU", name="", inputs=("in",), outputs=("out",)))
+             for _ in range(5)]  # fmt: skip
+    assert [n.name for n in nodes] == [f"relu{i}" for i in range(1, 6)]
+    graph.remove_node(nodes[1].id)
+    assert graph.unique_name("relu") == "relu2"
+    graph.rename_node(nodes[3].id, "kept")  # relu4 is free too; relu2 is still the first
+    assert graph.add_node(Node(type="ReLU", name="", inputs=("in",),
+                               outputs=("out",))).name == "relu2"  # fmt: skip
+    assert graph.unique_name("relu") == "relu4"
+    assert graph.unique_name("relu", taken=["relu1"]) == "relu2"
