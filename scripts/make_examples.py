@@ -48,7 +48,7 @@ def chain(*layers: tuple[str, dict] | str) -> Graph:
         node = graph.add_node(CATALOGUE.new_node(type_name, position=(x, y), params=params))
         x += _snap(_drawn_width(node) + GAP)
         if previous is not None:
-            graph.connect(previous.id, "out", node.id, "in")
+            graph.connect(previous.id, previous.outputs[0], node.id, node.inputs[0])
         previous = node
     return graph
 
@@ -128,10 +128,32 @@ def moons_bn_dropout() -> Project:
     return Project(graph=graph, name="Moons with BatchNorm and Dropout", training=training)
 
 
+def custom_threshold() -> Project:
+    """Two moons through an MLP whose activation is the seeds' Threshold, a custom Cell."""
+    relu_like = {"args": "threshold=0.0, value=0.0"}
+    graph = chain(
+        ("Input", {"shape": (2,)}),
+        ("Dense", {"in_channels": 2, "out_channels": 32}),
+        ("Threshold", relu_like),
+        WRAP,
+        ("Dense", {"in_channels": 32, "out_channels": 32}),
+        ("Threshold", relu_like),
+        ("Dense", {"in_channels": 32, "out_channels": 2}),
+        ("Output", {"loss": "CrossEntropyLoss"}),
+    )
+    training = {
+        "dataset": {"builtin": "moons", "options": {"n_samples": 400, "noise": 0.15}},
+        "optimizer": "Adam", "learning_rate": 0.01, "batch_size": 32, "epochs": 30,
+        "validation_fraction": 0.25, "seed": 0,
+    }  # fmt: skip
+    return Project(graph=graph, name="Moons with a custom Threshold Cell", training=training)
+
+
 EXAMPLES = {
     "spiral_mlp.cwproj": spiral_mlp,
     "digits_cnn.cwproj": digits_cnn,
     "moons_bn_dropout.cwproj": moons_bn_dropout,
+    "custom_threshold.cwproj": custom_threshold,
 }
 
 

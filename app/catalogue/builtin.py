@@ -1,10 +1,12 @@
-"""The built-in node types: every engine.nn layer, op nodes, HookBackward, Input and Output."""
+"""The built-in node types: every engine.nn layer, op nodes, HookBackward, Input and Output,
+and the Custom Cell node with its ready-made cells (see custom_cells)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from app.catalogue.custom_cells import custom_types
 from app.catalogue.registry import Catalogue
 from app.catalogue.schema import DESCRIPTIONS, read_params
 from app.catalogue.spec import DTYPES, NodeType, ParamSpec, PortSpec
@@ -145,7 +147,7 @@ def _types() -> list[NodeType]:
 
 def build_catalogue() -> Catalogue:
     catalogue = Catalogue()
-    for node_type in _types():
+    for node_type in [*_types(), *custom_types()]:
         catalogue.register(node_type)
     return catalogue
 

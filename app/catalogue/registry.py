@@ -16,6 +16,7 @@ CATEGORIES = (
     "Pooling & reshaping",
     "Ops",
     "Debugging",
+    "Custom Cells",
 )
 
 

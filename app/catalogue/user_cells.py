@@ -45,21 +45,50 @@ def cell_node_type(cls: type, *, name: str = "", category: str = USER_CATEGORY,
 
 def _probe(cls: type):
     def infer(values: Mapping[str, Any], ins: Mapping[str, tuple]) -> dict[str, tuple]:
-        arrays = []
-        for shape in ins.values():
-            if any(not isinstance(d, int) for d in shape[1:]):
-                raise ShapeError(f"{cls.__name__} needs known sizes, gets {shape}.")
-            arrays.append(Tensor(np.zeros((_PROBE_BATCH, *shape[1:]), np.float32)))
+        _known(cls.__name__, ins)
         try:
-            out = cls(**values)(*arrays)
+            cell = cls(**values)
         except Exception as exc:
             raise ShapeError(f"{cls.__name__} fails on {_shapes(ins)}: {exc}") from exc
-        shape = tuple(getattr(out, "shape", ()))
-        if not shape:
-            raise ShapeError(f"{cls.__name__} must return one Tensor with a batch axis.")
-        return {"out": (BATCH if shape[0] == _PROBE_BATCH else shape[0], *shape[1:])}
+        return probe_outputs(cell, ins, ("out",), cls.__name__)
 
     return infer
+
+
+def _known(name: str, ins: Mapping[str, tuple]) -> None:
+    for shape in ins.values():
+        if any(not isinstance(d, int) for d in shape[1:]):
+            raise ShapeError(f"{name} needs known sizes, gets {shape}.")
+
+
+def probe_outputs(cell: Any, ins: Mapping[str, tuple], outputs: tuple[str, ...],
+                  name: str) -> dict[str, tuple]:
+    """Output shapes of `cell` run once on zeros of the incoming shapes, one per output name.
+
+    With several outputs, `cell` must return that many Tensors (a tuple); the symbolic
+    batch comes back as BATCH. Raises ShapeError with the reason.
+    """
+    _known(name, ins)
+    arrays = [Tensor(np.zeros((_PROBE_BATCH, *shape[1:]), np.float32)) for shape in ins.values()]
+    try:
+        out = cell(*arrays)
+    except Exception as exc:
+        raise ShapeError(f"{name} fails on {_shapes(ins)}: {exc}") from exc
+    results = tuple(out) if isinstance(out, tuple | list) else (out,)
+    if len(outputs) == 1 and len(results) != 1:
+        raise ShapeError(f"{name} must return one Tensor with a batch axis (it returns "
+                         f"{len(results)} values: name them in output_names = ('out', ...)).")
+    if len(results) != len(outputs):
+        raise ShapeError(f"{name} returns {len(results)} values for {len(outputs)} outputs "
+                         f"({', '.join(outputs)}).")
+    shapes = {}
+    for port, result in zip(outputs, results, strict=True):
+        shape = tuple(getattr(result, "shape", ()))
+        if not shape:
+            raise ShapeError(f"{name} must return one Tensor with a batch axis"
+                             + (f" for output '{port}'." if len(outputs) > 1 else "."))
+        shapes[port] = (BATCH if shape[0] == _PROBE_BATCH else shape[0], *shape[1:])
+    return shapes
 
 
 def _shapes(ins: Mapping[str, tuple]) -> str:

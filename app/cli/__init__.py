@@ -50,6 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="ignore saved progress (steps, optimizer state, curves); "
                        "the weights are kept")  # fmt: skip
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument("--trust", action="store_true",
+                       help="run the project's custom Cell code (otherwise it is not run)")
     train.set_defaults(run=_run("app.cli.train"))
 
     info = commands.add_parser(
@@ -59,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
         "hyper-parameters), parameter counts and shapes, and the training settings.",
     )
     info.add_argument("project", metavar="PROJECT", help="a .cwproj file")
+    info.add_argument("--trust", action="store_true",
+                      help="run the project's custom Cell code to infer its shapes")
     info.set_defaults(run=_run("app.cli.info"))
 
     export = commands.add_parser(

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from app.catalogue import CATALOGUE, CatalogueError
+from app.catalogue.custom_cells import trust_if_asked
 from app.cli import EXIT_OK, fail, say
 from app.compiler import CompileError, compile_project, infer_shapes
 from app.compiler.rules import text as shape_text
@@ -24,6 +25,7 @@ def run(args: argparse.Namespace) -> int:
         project = load_project(path)
     except ProjectFileError as exc:
         return fail(str(exc))
+    trust_if_asked(project, args)
     lines = [f"{path.name}: project '{project.name}'", ""]
     report = infer_shapes(project.graph)
     lines += network_lines(project.graph, report)

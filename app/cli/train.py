@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TextIO
 
+from app.catalogue.custom_cells import trust_if_asked
 from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail, say
 from app.compiler import CompileError
 from app.document import Project
@@ -33,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         project = load_project(path)
     except ProjectFileError as exc:
         return fail(str(exc))
+    trust_if_asked(project, args)
     if args.lr is not None:
         project.training["learning_rate"] = args.lr
     try:

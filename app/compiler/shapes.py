@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalogue import CATALOGUE, Catalogue, CatalogueError
+from app.catalogue.custom_cells import CUSTOM_CELL, optional_ports, port_problem
 from app.compiler.cells import RESERVED_NAMES
 from app.compiler.rules import RULES, Shape, ShapeError, text
 from app.compiler.size import MAX_TOTAL_PARAMETERS, parameter_count, too_many
@@ -127,6 +128,9 @@ class _Inference:
                 inner, message = bad[0]
                 report._fail(node, f"Inside, '{inner.name}': {message}", INSIDE)
             return outs
+        if node.type == CUSTOM_CELL and (problem := port_problem(node)) is not None:
+            report._fail(node, problem)
+            return None
         rule = RULES.get(node.type) or node_type.infer
         if rule is None:
             return None  # a user Cell without a shape rule: shapes after it are unknown
@@ -166,6 +170,8 @@ class _Inference:
         return ins
 
     def _optional(self, node: Node, port: str) -> bool:
+        if node.type == CUSTOM_CELL:
+            return port in optional_ports(node)
         if node.type not in self.catalogue:
             return False
         specs = self.catalogue.get(node.type).inputs

@@ -20,6 +20,7 @@ from pathlib import Path
 import engine
 from app import __version__
 from app.catalogue import CATALOGUE, LOSSES, NO_LOSS, Catalogue
+from app.catalogue.custom_cells import CUSTOM_CELL, outline, parse_args
 from app.catalogue.schema import read_params
 from app.compiler import compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
@@ -59,8 +60,10 @@ def export_python(project: Project, path: str | os.PathLike[str], *,
                   catalogue: Catalogue = CATALOGUE) -> ExportedScript:  # fmt: skip
     """Write `path` (the script) and `path` with `.npz` (the weights); returns both paths.
 
-    Raises CompileError for a graph that does not compile and ExportError for one the
-    script can't express (user-written Cells) or a file that can't be written.
+    Custom Cell nodes' code goes into the script as written, before the network's class.
+    Raises CompileError for a graph that does not compile (custom code that was not trusted
+    or fails), and ExportError for one the script can't express (user Cells registered
+    from Python) or a file that can't be written.
     """
     script = Path(path)
     if script.suffix != ".py":
@@ -88,6 +91,8 @@ class _Writer:
         self.catalogue = catalogue
         self.classes: list[str] = []
         self.names: set[str] = set()
+        self.custom: dict[tuple[str, str], str] = {}  # (code, class) -> name in the script
+        self.custom_blocks: list[str] = []
 
     def graph_class(self, graph: Graph, name: str, doc: str) -> str:
         name = self._unique(name)
@@ -138,6 +143,11 @@ class _Writer:
             return f"{attr}({', '.join(args)})"
         node_type = self.catalogue.get(node.type)
         values = node_type.values(node.params)
+        if node.type == CUSTOM_CELL:
+            cls = self._custom(values["code"], values["class_name"])
+            kwargs = ", ".join(f"{k}={v!r}" for k, v in parse_args(values["args"]).items())
+            init.append(assign.format(f"{cls}({kwargs})"))
+            return f"{attr}({', '.join(args)})"
         ops = {"Add": "ops.add({0}, {1})", "Mul": "ops.mul({0}, {1})",
                "MatMul": "ops.matmul({0}, {1})"}  # fmt: skip
         if node.type in ops:
@@ -157,6 +167,20 @@ class _Writer:
             )
         init.append(assign.format(_constructor(cls, values)))
         return f"{attr}({', '.join(args)})"
+
+    def _custom(self, code: str, class_name: str) -> str:
+        """The script's name for a custom Cell's class; its code goes in once, as written."""
+        code = code.strip()
+        real = outline(code, class_name).class_name
+        key = (code, real)
+        if key not in self.custom:
+            name = self._unique(real)
+            block = [f"# Custom Cell {real}, as written in the project.", code]
+            if name != real:
+                block += ["", "", f"{name} = {real}"]
+            self.custom[key] = name
+            self.custom_blocks.append("\n".join(block))
+        return self.custom[key]
 
     def _unique(self, name: str) -> str:
         base, n = name, 1
@@ -219,7 +243,8 @@ def _script(project: Project, writer: _Writer, class_name: str, compiled, script
     loss = _loss_code(project, writer.catalogue)
     loss_lines = ["def make_loss():", '    """The loss the project trains with."""',
                   f"    return {loss}", "", "", ""] if loss else []  # fmt: skip
-    classes = "\n\n\n".join(writer.classes)
+    custom = [CUSTOM_PRELUDE] + writer.custom_blocks if writer.custom_blocks else []
+    classes = "\n\n\n".join(custom + writer.classes)
     return TEMPLATE.format(
         title=_plain(project.name), version=__version__, script=_plain(script.name),
         weights=_plain(script.with_suffix(".npz").name), classes=classes,
@@ -243,6 +268,9 @@ def _write_text(path: Path, text: str) -> None:
             tmp.unlink()
         raise
 
+
+# Names the app gives a custom Cell's code before it runs (app.catalogue.custom_cells).
+CUSTOM_PRELUDE = "from engine import Parameter, Tensor  # custom Cells' code may use these"
 
 TEMPLATE = '''\
 """{title}: a network exported from Cellwright {version}.
