@@ -129,6 +129,13 @@ class Inspector(QWidget):
             return
         for spec in node_type.visible_params(node.params):
             value = node.params.get(spec.name, spec.default)
+            if isinstance(value, str) and "\n" in value:  # code: a line edit would flatten it
+                lines = value.count("\n") + 1
+                note = QLabel(f"{lines} lines — edited in the Custom Cell Code window")
+                note.setObjectName(f"field_{spec.name}")
+                note.setStyleSheet("color: palette(placeholder-text);")
+                self.form.addRow(spec.name, note)
+                continue
             field = self._field(spec, value)
             field.setObjectName(f"field_{spec.name}")
             field.setToolTip(spec.description)

@@ -26,6 +26,7 @@ from app import __version__
 from app.gui import project_files
 from app.gui.autosave import INTERVAL_KEY, Autosave, interval_setting
 from app.gui.commands import DocumentStack
+from app.gui.custom_cells import CustomCellController
 from app.gui.export import ExportController
 from app.gui.hooks import HookController
 from app.gui.parameters import ParameterController
@@ -102,6 +103,7 @@ class MainWindow(QMainWindow):
         self.predict = PredictController(self, self.run)  # the Predict dock
         self.autosave = Autosave(self, self._settings)  # recovery copies of unsaved work
         self.exports = ExportController(self)  # File → Export
+        self.custom_cells = CustomCellController(self, self.workbench.editor)  # code, trust
         edit_menu = self.findChild(QMenu, "edit_menu")
         edit_menu.addSeparator()
         edit_menu.addAction(self.preferences_action)

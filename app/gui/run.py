@@ -541,6 +541,12 @@ class RunController(QObject):
         self._boundary_budget.timed(self._draw_boundary, session)
         return True
 
+    def refresh_session(self) -> None:
+        """Make the session again (e.g. code just trusted can now run), if none is running."""
+        if self.status == READY:
+            self._make_session()
+            self._show_state()
+
     def weights_changed(self) -> None:
         """Parameter values were edited (with no run training): views of the weights redraw."""
         session = self.session
