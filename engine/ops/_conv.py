@@ -15,6 +15,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from engine.autograd import Node, state
+from engine.ops._args import renamed
 from engine.ops._functional import _link, _tensor
 from engine.tensor import Tensor, wrap
 
@@ -117,13 +118,16 @@ def _crop(gp: np.ndarray, pads, h: int, w: int) -> np.ndarray:
 # ----------------------------------------------------------------------------- conv2d
 
 
-def conv2d(x, weight, bias=None, stride=1, pad_mode="valid", padding=0, dilation=1, groups=1):
+@renamed(x="input")
+def conv2d(input, weight, bias=None, stride=1, pad_mode="valid",  # noqa: A002
+           padding=0, dilation=1, groups=1):
     """2-D cross-correlation of an (N, C, H, W) input with an (O, C/groups, kh, kw) weight.
 
     `pad_mode` 'same' keeps ceil(H/stride) rows and puts an odd padding row
     or column at the bottom/right (MindSpore); 'pad' uses `padding`, an int
     or (top, bottom, left, right); 'valid' pads nothing.
     """
+    x = input
     x = _tensor(x)
     weight = _tensor(weight, "weight")
     xd, wd = x._data, weight._data

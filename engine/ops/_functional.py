@@ -11,6 +11,7 @@ import numpy as np
 
 from engine._dtype import to_numpy_dtype
 from engine.autograd import Node, state, unbroadcast
+from engine.ops._args import renamed
 from engine.tensor import Tensor, _infer_array, wrap
 
 # ----------------------------------------------------------------------------- plumbing
@@ -79,7 +80,8 @@ def _shape(x) -> tuple:
 # ----------------------------------------------------------------------------- arithmetic
 
 
-def add(x, y):
+def add(input, other):  # noqa: A002 - MindSpore 2.x names
+    x, y = input, other
     a, b = _arr(x), _arr(y)
     out = np.add(a, b)
     if out.dtype.char == "d":
@@ -92,7 +94,8 @@ def _add_vjp(g, saved, needs):
     return (unbroadcast(g, sa) if needs[0] else None, unbroadcast(g, sb) if needs[1] else None)
 
 
-def sub(x, y):
+def sub(input, other):  # noqa: A002 - MindSpore 2.x names
+    x, y = input, other
     a, b = _arr(x), _arr(y)
     out = np.subtract(a, b)
     if out.dtype.char == "d":
@@ -105,7 +108,8 @@ def _sub_vjp(g, saved, needs):
     return (unbroadcast(g, sa) if needs[0] else None, unbroadcast(-g, sb) if needs[1] else None)
 
 
-def mul(x, y):
+def mul(input, other):  # noqa: A002 - MindSpore 2.x names
+    x, y = input, other
     a, b = _arr(x), _arr(y)
     out = np.multiply(a, b)
     if out.dtype.char == "d":
@@ -121,7 +125,11 @@ def _mul_vjp(g, saved, needs):
     )
 
 
-def div(x, y):
+def div(input, other, *, rounding_mode=None):  # noqa: A002
+    """MindSpore 2.x `ops.div(input, other, *, rounding_mode=None)` ('floor' or 'trunc')."""
+    x, y = input, other
+    if rounding_mode is not None:
+        return _rounded_div(x, y, rounding_mode)
     a, b = _arr(x), _arr(y)
     out = np.true_divide(a, b)
     if out.dtype.char == "d":
@@ -137,11 +145,28 @@ def _div_vjp(g, saved, needs):
     )
 
 
-def floor_div(x, y):
-    return wrap(np.floor_divide(_arr(x), _arr(y)))
+def _rounded_div(x, y, mode):
+    if mode == "floor":
+        return floor_div(x, y)
+    if mode != "trunc":
+        raise ValueError(f"div: rounding_mode must be None, 'floor' or 'trunc', got {mode!r}")
+    a, b = _arr(x), _arr(y)
+    out = np.trunc(np.true_divide(a, b))
+    if np.result_type(a, b).kind in "iu":
+        out = out.astype(np.result_type(a, b))
+    elif out.dtype.char == "d":
+        out = _fix_float(out, a, b)
+    return wrap(out)  # piecewise constant: no gradient
 
 
-def mod(x, y):
+@renamed(x="input", y="other")
+def floor_div(input, other):  # noqa: A002
+    return wrap(np.floor_divide(_arr(input), _arr(other)))
+
+
+@renamed(x="input", y="other")
+def mod(input, other):  # noqa: A002
+    x, y = input, other
     a, b = _arr(x), _arr(y)
     out = np.mod(a, b)
     return _finish2(out, x, y, _mod_vjp, (a, b), "mod")
@@ -155,7 +180,8 @@ def _mod_vjp(g, saved, needs):
     )
 
 
-def pow(x, y):  # noqa: A001 - MindSpore's name
+def pow(input, exponent):  # noqa: A001,A002 - MindSpore 2.x names
+    x, y = input, exponent
     a, b = _arr(x), _arr(y)
     out = np.power(a, b)
     if out.dtype.char == "d":
@@ -174,8 +200,8 @@ def _pow_vjp(g, saved, needs):
     return ga, gb
 
 
-def neg(x):
-    x = _tensor(x)
+def neg(input):  # noqa: A002
+    x = _tensor(input)
     return _finish1(np.negative(x._data), x, _neg_vjp, None, "neg")
 
 
@@ -183,7 +209,8 @@ def _neg_vjp(g, saved, needs):
     return (-g,)
 
 
-def maximum(x, y):
+def maximum(input, other):  # noqa: A002
+    x, y = input, other
     a, b = _arr(x), _arr(y)
     out = np.maximum(a, b)
     return _finish2(out, x, y, _maximum_vjp, (a, b), "maximum")
@@ -198,7 +225,8 @@ def _maximum_vjp(g, saved, needs):
     )
 
 
-def minimum(x, y):
+def minimum(input, other):  # noqa: A002
+    x, y = input, other
     a, b = _arr(x), _arr(y)
     out = np.minimum(a, b)
     return _finish2(out, x, y, _minimum_vjp, (a, b), "minimum")
@@ -216,8 +244,8 @@ def _minimum_vjp(g, saved, needs):
 # ----------------------------------------------------------------------------- matmul and dense
 
 
-def matmul(x, y):
-    x, y = _tensor(x, "matmul input"), _tensor(y, "matmul other")
+def matmul(input, other):  # noqa: A002
+    x, y = _tensor(input, "matmul input"), _tensor(other, "matmul other")
     a, b = x._data, y._data
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul needs tensors with at least 1 dimension")
@@ -255,8 +283,11 @@ def _matmul_vjp(g, saved, needs):
     return ga, gb
 
 
-def dense(x, weight, bias=None):
-    """`x @ weight.T + bias` as one op (the Dense layer's hot path)."""
+def dense(input, weight, bias=None):  # noqa: A002
+    """MindSpore 2.x `ops.dense(input, weight, bias=None)`: `input @ weight.T + bias`."""
+    x = _tensor(input)
+    weight = _tensor(weight, "weight")
+    bias = None if bias is None else _tensor(bias, "bias")
     a, w = x._data, weight._data
     if a.shape[-1] != w.shape[1]:
         raise ValueError(
@@ -290,14 +321,15 @@ def _dense_vjp(g, saved, needs):
 
 
 def _unary(fn, vjp, name):
-    def op(x):
-        x = _tensor(x)
+    @renamed(x="input")
+    def op(input):  # noqa: A002
+        x = _tensor(input)
         d = x._data
         out = fn(d)
         return _finish1(out, x, vjp, (d, out), name)
 
-    op.__name__ = name
-    op.__qualname__ = name
+    op.__name__ = op.__qualname__ = name
+    op.__doc__ = f"MindSpore 2.x `ops.{name}(input)`."
     return op
 
 
@@ -344,7 +376,8 @@ def _cos_vjp(g, saved, needs):
 
 
 def _softplus_vjp(g, saved, needs):
-    return (g * _np_sigmoid(saved[0]),)
+    bx, linear = saved
+    return (np.where(linear, g, g * _np_sigmoid(bx)),)
 
 
 def _rsqrt_vjp(g, saved, needs):
@@ -376,11 +409,24 @@ tanh = _unary(np.tanh, _tanh_vjp, "tanh")
 square = _unary(np.square, _square_vjp, "square")
 sin = _unary(np.sin, _sin_vjp, "sin")
 cos = _unary(np.cos, _cos_vjp, "cos")
-softplus = _unary(_np_softplus, _softplus_vjp, "softplus")
 
 
-def leaky_relu(x, alpha=0.2):
-    x = _tensor(x)
+@renamed(x="input")
+def softplus(input, beta=1, threshold=20):  # noqa: A002
+    """MindSpore 2.x `ops.softplus(input, beta=1, threshold=20)`: `log(1 + exp(beta*x)) / beta`,
+    linear where `beta * x > threshold`."""
+    x = _tensor(input)
+    d = x._data
+    bx = d * beta
+    linear = bx > threshold
+    out = np.where(linear, d, _np_softplus(bx) / beta).astype(d.dtype, copy=False)
+    return _finish1(out, x, _softplus_vjp, (bx, linear), "softplus")
+
+
+@renamed(x="input")
+def leaky_relu(input, alpha=0.2):  # noqa: A002
+    """MindSpore 2.x `ops.leaky_relu(input, alpha=0.2)`."""
+    x = _tensor(input)
     d = x._data
     out = np.where(d > 0, d, d * alpha).astype(d.dtype, copy=False)
     return _finish1(out, x, _leaky_relu_vjp, (d, alpha), "leaky_relu")
@@ -394,9 +440,15 @@ def _leaky_relu_vjp(g, saved, needs):
 _GELU_C = float(np.sqrt(2 / np.pi))  # a Python float keeps float32 inputs float32
 
 
-def gelu(x, approximate="tanh"):
-    """GELU; MindSpore's default is the tanh approximation."""
-    x = _tensor(x)
+@renamed(x="input", input_x="input")
+def gelu(input, approximate="none"):  # noqa: A002
+    """MindSpore 2.x `ops.gelu(input, approximate='none')`: 'none' (erf) or 'tanh'.
+
+    (`nn.GELU()` defaults to the tanh form; the functional op defaults to erf.)
+    """
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    x = _tensor(input)
     d = x._data
     if approximate == "tanh":
         inner = _GELU_C * (d + 0.044715 * d**3)
@@ -423,9 +475,15 @@ def _gelu_erf_vjp(g, saved, needs):
     return (g * (cdf + d * pdf),)
 
 
-def clip(x, min=None, max=None):  # noqa: A002 - MindSpore's names
-    x = _tensor(x)
+@renamed(x="input")
+def clip(input, min=None, max=None):  # noqa: A002 - MindSpore's names
+    """MindSpore 2.x `ops.clamp(input, min=None, max=None)` (`ops.clip` is the same op)."""
+    if min is None and max is None:
+        raise ValueError("clamp: at least one of 'min' and 'max' must be given")
+    x = _tensor(input)
     d = x._data
+    min = None if min is None else _arr(min)  # noqa: A001
+    max = None if max is None else _arr(max)  # noqa: A001
     out = np.clip(d, min, max)
     return _finish1(out, x, _clip_vjp, (d, min, max), "clip")
 
@@ -443,8 +501,9 @@ def _clip_vjp(g, saved, needs):
 clamp = clip
 
 
-def cast(x, dtype):
-    x = _tensor(x)
+@renamed(x="input")
+def cast(input, dtype):  # noqa: A002
+    x = _tensor(input)
     target = to_numpy_dtype(dtype)
     d = x._data
     if d.dtype == target:
@@ -459,8 +518,9 @@ def _cast_vjp(g, saved, needs):
     return (g.astype(saved),)
 
 
-def identity(x):
-    x = _tensor(x)
+@renamed(x="input")
+def identity(input):  # noqa: A002
+    x = _tensor(input)
     return _finish1(x._data, x, _identity_vjp, None, "identity")
 
 
@@ -471,8 +531,12 @@ def _identity_vjp(g, saved, needs):
 # ----------------------------------------------------------------------------- softmax family
 
 
-def softmax(x, axis=-1):
-    x = _tensor(x)
+@renamed(x="input", dim="axis")
+def softmax(input, axis=-1, *, dtype=None):  # noqa: A002
+    """MindSpore 2.x `ops.softmax(input, axis=-1, *, dtype=None)`; `dtype` casts the input first."""
+    x = _tensor(input)
+    if dtype is not None:
+        x = cast(x, dtype)
     d = x._data
     e = np.exp(d - d.max(axis=axis, keepdims=True))
     out = e / e.sum(axis=axis, keepdims=True)
@@ -485,8 +549,10 @@ def _softmax_vjp(g, saved, needs):
     return (gs - s * gs.sum(axis=axis, keepdims=True),)
 
 
-def log_softmax(x, axis=-1):
-    x = _tensor(x)
+@renamed(x="logits", input="logits", dim="axis")
+def log_softmax(logits, axis=-1):
+    """MindSpore 2.x `ops.log_softmax(logits, axis=-1)`."""
+    x = _tensor(logits)
     d = x._data
     shifted = d - d.max(axis=axis, keepdims=True)
     out = shifted - np.log(np.exp(shifted).sum(axis=axis, keepdims=True))
@@ -498,8 +564,10 @@ def _log_softmax_vjp(g, saved, needs):
     return (g - np.exp(out) * g.sum(axis=axis, keepdims=True),)
 
 
-def logsumexp(x, axis=None, keep_dims=False):
-    x = _tensor(x)
+@renamed(x="input", dim="axis", keepdim="keep_dims", keepdims="keep_dims")
+def logsumexp(input, axis=None, keep_dims=False):  # noqa: A002
+    """MindSpore 2.x `ops.logsumexp(input, axis, keep_dims=False)` (axis None: all elements)."""
+    x = _tensor(input)
     d = x._data
     m = d.max(axis=axis, keepdims=True)
     lse = m + np.log(np.exp(d - m).sum(axis=axis, keepdims=True))

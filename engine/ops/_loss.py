@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine.autograd import unbroadcast
+from engine.ops._args import renamed
 from engine.ops._functional import _finish2, _tensor
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -242,6 +243,7 @@ def _cross_entropy_vjp(g, saved, needs):
 # ----------------------------------------------------------------------------- binary cross-entropy
 
 
+@renamed(input="logits", target="label")
 def binary_cross_entropy_with_logits(logits, label, weight=None, pos_weight=None,
                                      reduction="mean"):
     """BCE of sigmoid(logits) against `label` in [0, 1], computed from the logits stably.

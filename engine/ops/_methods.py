@@ -28,12 +28,23 @@ def _ne(self, other):
 
 
 def _reduce(fn):
-    def method(self, axis=None, keepdims=False, **kw):
-        # MindSpore spells it keep_dims on some Tensor methods.
-        keepdims = kw.pop("keep_dims", keepdims)
-        return fn(self, axis=axis, keepdims=keepdims, **kw)
+    # The op takes the same positional order as the Tensor method and resolves
+    # every keyword spelling (axis/dim, keepdims/keep_dims/keepdim) itself.
+    def method(self, *args, **kw):
+        return fn(self, *args, **kw)
 
+    method.__name__ = fn.__name__
     return method
+
+
+def _sum(self, axis=None, dtype=None, keepdims=False, initial=None, **kw):
+    """MindSpore 2.x `Tensor.sum(axis=None, dtype=None, keepdims=False, initial=None)`."""
+    if axis is not None:
+        kw["axis"] = axis
+    if keepdims:
+        kw["keepdims"] = keepdims
+    out = R.sum(self, dtype=dtype, **kw)
+    return out if initial is None else F.add(out, initial)
 
 
 def _astype(self, dtype, copy=True):
@@ -60,20 +71,14 @@ def _any(self, axis=None, keep_dims=False):
     return wrap(self._data.any(axis=axis, keepdims=keep_dims))
 
 
-def _var(self, axis=None, ddof=0, keepdims=False):
-    return R.var(self, axis=axis, ddof=ddof, keepdims=keepdims)
+def _max(self, *args, return_indices=False, **kw):
+    """MindSpore 2.x `Tensor.max(axis=None, keepdims=False, *, initial=None, where=None,
+    return_indices=False)`: the values, or `(values, indices)` with return_indices."""
+    return R.max(self, *args, **kw) if return_indices else R.amax(self, *args, **kw)
 
 
-def _std(self, axis=None, ddof=0, keepdims=False):
-    return R.std(self, axis=axis, ddof=ddof, keepdims=keepdims)
-
-
-def _max(self, axis=None, keepdims=False, **kw):
-    return R.amax(self, axis=axis, keepdims=kw.pop("keep_dims", keepdims))
-
-
-def _min(self, axis=None, keepdims=False, **kw):
-    return R.amin(self, axis=axis, keepdims=kw.pop("keep_dims", keepdims))
+def _min(self, *args, return_indices=False, **kw):
+    return R.min(self, *args, **kw) if return_indices else R.amin(self, *args, **kw)
 
 
 def bind() -> None:
@@ -110,17 +115,17 @@ def bind() -> None:
     T.__setitem__ = S.setitem
 
     T.add, T.sub, T.mul, T.div, T.matmul = F.add, F.sub, F.mul, F.div, F.matmul
-    T.sum = _reduce(R.sum)
+    T.sum = _sum
     T.mean = _reduce(R.mean)
     T.prod = _reduce(R.prod)
     T.max = _max
     T.min = _min
     T.amax = _reduce(R.amax)
     T.amin = _reduce(R.amin)
-    T.argmax = R.argmax
-    T.argmin = R.argmin
-    T.var = _var
-    T.std = _std
+    T.argmax = _reduce(R.argmax)
+    T.argmin = _reduce(R.argmin)
+    T.var = _reduce(R.var)
+    T.std = _reduce(R.std)
     T.all = _all
     T.any = _any
     T.reshape = S.reshape

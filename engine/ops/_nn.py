@@ -13,6 +13,7 @@ import numpy as np
 
 from engine._random import rng
 from engine.autograd import Node, state
+from engine.ops._args import renamed, unsupported
 from engine.ops._conv import (
     _check_4d,
     _crop,
@@ -65,14 +66,23 @@ def _slices(kh, kw, sh, sw, ho, wo):
     ]
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, *, pad_mode="valid"):
-    """Max over kh*kw windows of an (N, C, H, W) input; `stride` defaults to the kernel size.
+@renamed(input="x")
+def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
+               ceil_mode=False, *, pad_mode="valid"):
+    """MindSpore 2.x `ops.max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1,
+    return_indices=False, ceil_mode=False)`; max over kh*kw windows of an (N, C, H, W) input.
+
+    `stride` defaults to the kernel size.  `dilation`, `return_indices` and
+    `ceil_mode` other than their defaults raise NotImplementedError.
 
     `pad_mode` 'same' pads (with -inf) so the output has ceil(H/stride) rows;
     'pad' pads `padding` (an int or (ph, pw)) on both sides.
     """
     if pad_mode == "valid" and padding not in (0, (0, 0), [0, 0]):
         pad_mode = "pad"  # MindSpore's functional form: a padding implies padding
+    if dilation not in (1, (1, 1), [1, 1]):
+        raise NotImplementedError("max_pool2d: argument 'dilation' is not supported by this engine")
+    unsupported("max_pool2d", return_indices=return_indices, ceil_mode=ceil_mode)
     x, d, (kh, kw), (sh, sw), pads, _, (ho, wo) = _pool_setup(
         x, kernel_size, stride, padding, pad_mode, "max_pool2d"
     )
@@ -120,16 +130,20 @@ def _window_counts(h, w, pads, kernel, stride, out_hw) -> np.ndarray:
     return counts
 
 
-def avg_pool2d(x, kernel_size=1, stride=1, padding=0, *, count_include_pad=True, pad_mode="valid"):
-    """Mean over kh*kw windows of an (N, C, H, W) input.
+@renamed(x="input_x", input="input_x")
+def avg_pool2d(input_x, kernel_size=1, stride=1, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None, *, pad_mode="valid"):
+    """MindSpore 2.x `ops.avg_pool2d(input_x, kernel_size=1, stride=1, padding=0,
+    ceil_mode=False, count_include_pad=True, divisor_override=None)`: mean over kh*kw windows.
 
     With `pad_mode='same'` the padded zeros are not counted (MindSpore's
     AvgPool); with explicit `padding` they are unless `count_include_pad=False`.
     """
     if pad_mode == "valid" and padding not in (0, (0, 0), [0, 0]):
         pad_mode = "pad"
+    unsupported("avg_pool2d", ceil_mode=ceil_mode, divisor_override=divisor_override)
     x, d, kernel, strides, pads, mode, (ho, wo) = _pool_setup(
-        x, kernel_size, stride, padding, pad_mode, "avg_pool2d"
+        input_x, kernel_size, stride, padding, pad_mode, "avg_pool2d"
     )
     xp = _padded(d, pads)
     parts = _slices(*kernel, *strides, ho, wo)
@@ -159,12 +173,15 @@ def _avg_pool2d_vjp(g, saved, needs):
 # ----------------------------------------------------------------------------- dropout
 
 
-def dropout(x, p=0.5, training=True):
+@renamed(x="input")
+def dropout(input, p=0.5, training=True, seed=None):  # noqa: A002
     """Inverted dropout: zero each element with probability `p`, scale the rest by 1/(1-p).
 
     Draws from `engine._random.rng()`, so `engine.set_seed` makes masks repeatable.
     Outside training, or with p == 0, returns `x` unchanged.
     """
+    unsupported("dropout", seed=seed)  # draws come from engine.set_seed's generator
+    x = input
     p = float(p)
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout probability p must be in [0, 1], got {p}")
@@ -189,8 +206,10 @@ def _dropout_vjp(g, saved, needs):
 # ----------------------------------------------------------------------------- batch norm
 
 
+@renamed(x="input_x", input="input_x")
 def batch_norm(
-    x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
+    input_x, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1,
+    eps=1e-5,
 ):
     """Batch normalisation over axis 1 of an (N, C) or (N, C, ...) input, as one op.
 
@@ -201,7 +220,7 @@ def batch_norm(
     running variance takes the biased batch variance, as MindSpore's CPU kernel
     does.  Predict mode normalises with the running statistics.
     """
-    x = _tensor(x)
+    x = _tensor(input_x)
     d = x._data
     if d.ndim < 2:
         raise ValueError(f"batch_norm expects an (N, C, ...) input, got shape {tuple(d.shape)}")

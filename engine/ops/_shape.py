@@ -6,6 +6,7 @@ import numpy as np
 
 from engine._dtype import to_numpy_dtype
 from engine.autograd import Node, state, unbroadcast
+from engine.ops._args import renamed
 from engine.ops._functional import _finish1, _finish_n, _link, _tensor
 from engine.tensor import Tensor, _infer_array, wrap
 
@@ -18,8 +19,15 @@ def _shape_arg(shape) -> tuple:
     return tuple(int(v) for v in shape)
 
 
-def reshape(x, *shape):
-    x = _tensor(x)
+@renamed(x="input", input_x="input")
+def reshape(input, *shape_args, shape=None):  # noqa: A002
+    """MindSpore 2.x `ops.reshape(input, shape)`; `Tensor.reshape(*shape)` also works."""
+    x = _tensor(input)
+    if shape is not None:
+        if shape_args:
+            raise TypeError("reshape() got the shape both positionally and as 'shape='")
+        shape_args = (shape,)
+    shape = shape_args
     if len(shape) == 1 and not isinstance(shape[0], int):
         shape = shape[0]
     d = x._data
@@ -34,9 +42,15 @@ def _reshape_vjp(g, saved, needs):
     return (g.reshape(saved),)
 
 
-def flatten(x, order="C", *, start_dim=1, end_dim=-1):
-    """MindSpore 2.x `ops.flatten`: collapse dims start_dim..end_dim (default: all but batch)."""
-    x = _tensor(x)
+@renamed(x="input")
+def flatten(input, order="C", *, start_dim=1, end_dim=-1):  # noqa: A002
+    """MindSpore 2.x `ops.flatten(input, order='C', *, start_dim=1, end_dim=-1)`.
+
+    Collapses dims start_dim..end_dim; `order='F'` reads them in Fortran (column-major) order.
+    """
+    if order not in ("C", "F"):
+        raise ValueError(f"flatten: order must be 'C' or 'F', got {order!r}")
+    x = _tensor(input)
     shape = x.shape
     if not shape:
         return reshape(x, (1,))
@@ -45,11 +59,19 @@ def flatten(x, order="C", *, start_dim=1, end_dim=-1):
     if s > e:
         raise ValueError(f"flatten: start_dim {start_dim} is after end_dim {end_dim}")
     new = shape[:s] + (int(np.prod(shape[s : e + 1])),) + shape[e + 1 :]
+    if order == "F" and e > s:
+        x = transpose(x, tuple(range(s)) + tuple(range(e, s - 1, -1)) + tuple(range(e + 1, n)))
     return reshape(x, new)
 
 
-def transpose(x, *perm):
-    x = _tensor(x)
+@renamed(x="input", perm="input_perm")
+def transpose(input, *perm, input_perm=None):  # noqa: A002
+    """MindSpore 2.x `ops.transpose(input, input_perm)`; `Tensor.transpose(*axes)` also works."""
+    x = _tensor(input)
+    if input_perm is not None:
+        if perm:
+            raise TypeError("transpose() got the permutation both positionally and by keyword")
+        perm = (input_perm,)
     if len(perm) == 1 and not isinstance(perm[0], int):
         perm = tuple(perm[0])
     if not perm:
@@ -64,32 +86,51 @@ def _transpose_vjp(g, saved, needs):
     return (np.transpose(g, saved),)
 
 
-permute = transpose
+@renamed(dims="axis")
+def permute(input, *axes, axis=None):  # noqa: A002
+    """MindSpore 2.x `ops.permute(input, axis)` (2.5 names it `dims`)."""
+    if axis is not None:
+        if axes:
+            raise TypeError("permute() got the axes both positionally and by keyword")
+        axes = (axis,)
+    return transpose(input, *axes)
 
 
-def swapaxes(x, axis0, axis1):
-    perm = list(range(_tensor(x).ndim))
+@renamed(x="input")
+def swapaxes(input, axis0, axis1):  # noqa: A002
+    perm = list(range(_tensor(input).ndim))
     perm[axis0], perm[axis1] = perm[axis1], perm[axis0]
-    return transpose(x, tuple(perm))
+    return transpose(input, tuple(perm))
 
 
-def squeeze(x, axis=None):
-    x = _tensor(x)
+@renamed(x="input", dim="axis")
+def squeeze(input, axis=None):  # noqa: A002
+    """MindSpore 2.x `ops.squeeze(input, axis=None)`."""
+    x = _tensor(input)
+    if isinstance(axis, list):
+        axis = tuple(axis)
     out = np.squeeze(x._data, axis=axis)
     return _finish1(out, x, _reshape_vjp, x.shape, "squeeze")
 
 
-def expand_dims(x, axis):
-    x = _tensor(x)
+@renamed(x="input_x", input="input_x", dim="axis")
+def expand_dims(input_x, axis):
+    """MindSpore 2.x `ops.expand_dims(input_x, axis)`."""
+    x = _tensor(input_x)
     out = np.expand_dims(x._data, axis)
     return _finish1(out, x, _reshape_vjp, x.shape, "expand_dims")
 
 
-unsqueeze = expand_dims
+@renamed(x="input", axis="dim")
+def unsqueeze(input, dim):  # noqa: A002
+    """MindSpore 2.x `ops.unsqueeze(input, dim)`."""
+    return expand_dims(input, dim)
 
 
-def broadcast_to(x, shape):
-    x = _tensor(x)
+@renamed(x="input")
+def broadcast_to(input, shape):  # noqa: A002
+    """MindSpore 2.x `ops.broadcast_to(input, shape)`."""
+    x = _tensor(input)
     out = np.broadcast_to(x._data, _shape_arg(shape))
     return _finish1(out, x, _broadcast_vjp, x.shape, "broadcast_to")
 
@@ -98,9 +139,11 @@ def _broadcast_vjp(g, saved, needs):
     return (unbroadcast(g, saved),)
 
 
-def tile(x, multiples):
-    x = _tensor(x)
-    reps = _shape_arg(multiples)
+@renamed(x="input", multiples="dims")
+def tile(input, dims):  # noqa: A002
+    """MindSpore 2.x `ops.tile(input, dims)` (before 2.3: `multiples`)."""
+    x = _tensor(input)
+    reps = _shape_arg(dims)
     d = x._data
     out = np.tile(d, reps)
     return _finish1(out, x, _tile_vjp, (d.shape, reps), "tile")
@@ -118,7 +161,9 @@ def _tile_vjp(g, saved, needs):
     return (summed.reshape(saved[0]),)
 
 
+@renamed(input_x="tensors", dim="axis")
 def concat(tensors, axis=0):
+    """MindSpore 2.x `ops.concat(tensors, axis=0)` / `ops.cat(tensors, axis=0)`."""
     tensors = [_tensor(t) for t in tensors]
     if not tensors:
         raise ValueError("concat needs at least one tensor")
@@ -140,7 +185,9 @@ def _concat_vjp(g, saved, needs):
     return tuple(np.split(g, sizes, axis=axis))
 
 
+@renamed(input_x="tensors", dim="axis")
 def stack(tensors, axis=0):
+    """MindSpore 2.x `ops.stack(tensors, axis=0)`."""
     tensors = [_tensor(t) for t in tensors]
     out = np.stack([t._data for t in tensors], axis=axis)
     return _finish_n(out, tensors, _stack_vjp, axis, "stack")
@@ -150,9 +197,11 @@ def _stack_vjp(g, saved, needs):
     return tuple(np.moveaxis(g, saved, 0))
 
 
-def split(x, split_size_or_sections, axis=0):
-    """Split into pieces of `split_size_or_sections` (an int size or a list of sizes)."""
-    x = _tensor(x)
+@renamed(x="tensor", input="tensor", dim="axis")
+def split(tensor, split_size_or_sections, axis=0):
+    """MindSpore 2.x `ops.split(tensor, split_size_or_sections, axis=0)`: an int piece size
+    (the last piece may be smaller) or a list of sizes."""
+    x = _tensor(tensor)
     n = x.shape[axis]
     if isinstance(split_size_or_sections, int):
         bounds = list(range(split_size_or_sections, n, split_size_or_sections))
@@ -240,15 +289,18 @@ def _dtype_or(dtype, default=np.float32):
     return to_numpy_dtype(dtype) if dtype is not None else np.dtype(default)
 
 
+@renamed(shape="size")
 def zeros(size, dtype=None):
     return wrap(np.zeros(_shape_arg(size), dtype=_dtype_or(dtype)))
 
 
-def ones(size, dtype=None):
-    return wrap(np.ones(_shape_arg(size), dtype=_dtype_or(dtype)))
+@renamed(size="shape")
+def ones(shape, dtype=None):
+    """MindSpore 2.x `ops.ones(shape, dtype=None)`."""
+    return wrap(np.ones(_shape_arg(shape), dtype=_dtype_or(dtype)))
 
 
-def full(size, fill_value, dtype=None):
+def full(size, fill_value, *, dtype=None):
     if dtype is None:
         dtype = np.float32 if isinstance(fill_value, float) else np.int64
         if isinstance(fill_value, bool):
@@ -260,22 +312,25 @@ def fill(type, shape, value):  # noqa: A002 - MindSpore's signature: fill(type, 
     return wrap(np.full(_shape_arg(shape), value, dtype=to_numpy_dtype(type)))
 
 
-def zeros_like(x, dtype=None):
-    d = _tensor(x)._data
+@renamed(x="input")
+def zeros_like(input, *, dtype=None):  # noqa: A002
+    d = _tensor(input)._data
     return wrap(np.zeros(d.shape, dtype=_dtype_or(dtype, d.dtype)))
 
 
-def ones_like(x, dtype=None):
-    d = _tensor(x)._data
+@renamed(x="input")
+def ones_like(input, *, dtype=None):  # noqa: A002
+    d = _tensor(input)._data
     return wrap(np.ones(d.shape, dtype=_dtype_or(dtype, d.dtype)))
 
 
-def full_like(x, fill_value, dtype=None):
-    d = _tensor(x)._data
+@renamed(x="input")
+def full_like(input, fill_value, *, dtype=None):  # noqa: A002
+    d = _tensor(input)._data
     return wrap(np.full(d.shape, fill_value, dtype=_dtype_or(dtype, d.dtype)))
 
 
-def arange(start=0, end=None, step=1, dtype=None):
+def arange(start=0, end=None, step=1, *, dtype=None):
     if end is None:
         start, end = 0, start
     arr = np.arange(start, end, step)
