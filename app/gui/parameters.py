@@ -231,8 +231,10 @@ class ParameterController(QObject):
 
     def _update_marks(self) -> None:
         project = self._project
-        compiled, _ = self.compiled() if project is not None else (None, "")
-        marks = frozen_marks(project, compiled) if compiled is not None else {}
+        marks = {}
+        if project is not None and project.frozen:  # nothing frozen: nothing to compile for
+            compiled, _ = self.compiled()
+            marks = frozen_marks(project, compiled) if compiled is not None else {}
         if marks != self.editor.scene.frozen:
             self.editor.scene.set_frozen(marks)
 
