@@ -249,7 +249,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks(sides, [220, 320], Qt.Orientation.Horizontal)
         self.resizeDocks([self.plots_dock], [260], Qt.Orientation.Vertical)
         # The Inspector holds a node's settings and its Parameters; the Run panel scrolls.
-        self.resizeDocks([self.inspector_dock, self.run_dock], [420, 360],
+        self.resizeDocks([self.inspector_dock, self.run_dock], [330, 450],
                          Qt.Orientation.Vertical)  # fmt: skip
 
     def _add_dock(self, title: str, name: str, area: Qt.DockWidgetArea) -> QDockWidget:
