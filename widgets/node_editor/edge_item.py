@@ -88,6 +88,8 @@ class EdgeItem(QGraphicsPathItem):
         return self.path().pointAtPercent(0.5)
 
     def set_shape_text(self, text: str, visible: bool) -> None:
+        if text == self._shape_text and visible == self._details:
+            return  # after an edit most labels are what they were: nothing to lay out
         self._shape_text, self._details = text, visible
         self.label.set_text(text, self.path().pointAtPercent(0.5))
         self._show_label()
