@@ -169,13 +169,12 @@ class CustomCellController(QObject):
             if problem:
                 self.pane.show_error(problem)
                 return problem
-        scene = self.editor.scene
-        scene.refresh_shapes()
-        found = scene.shapes.errors.get(node.id)
+        report = infer_shapes(self.editor.graph)  # the canvas follows on its own timer
+        found = report.errors.get(node.id)
         if found:
             self._show_problem(found)
             return found
-        shape = infer_shapes(self.editor.graph).shape(node.id, outputs[0]) if outputs else None
+        shape = report.shape(node.id, outputs[0]) if outputs else None
         self.pane.show_ok(f"Checked: output {shape_text(shape)}." if shape else "Checked.")
         return None
 

@@ -8,12 +8,16 @@ from __future__ import annotations
 import importlib
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QMarginsF, QObject, QRectF, QSize, Qt
 from PySide6.QtGui import QAction, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QGraphicsItem, QMenu, QMessageBox
+
+from app.compiler import CompileError
+from app.export.python_script import ExportedScript, ExportError
+from app.export.report import ExportReport
 
 if TYPE_CHECKING:
     from app.gui.main_window import MainWindow
@@ -71,7 +75,7 @@ class ExportController(QObject):
         except ImportError:
             return f"{spec[1].replace('&', '').rstrip('…')} export is not available here."
         result = getattr(module, spec[5])(self.window.project, path)
-        return _report(result, path)
+        return _report(result)
 
     def _picture(self, path: Path, *, svg: bool) -> None:
         scene = self.window.workbench.editor.scene
@@ -141,17 +145,13 @@ class ExportController(QObject):
 
 
 def _expected(exc: Exception) -> bool:
-    return type(exc).__name__ in ("ExportError", "CompileError", "ValueError", "OSError")
+    """A refusal the exporter explains (not a bug)."""
+    return isinstance(exc, ExportError | CompileError | ValueError | OSError)
 
 
-def _report(result: Any, path: Path) -> str:
-    """'Wrote A and B.' plus what was left out, from any exporter's result."""
-    written = list(getattr(result, "written", None) or [])
-    if not written:
-        written = [p for p in (getattr(result, "script", None), getattr(result, "weights", None))
-                   if p is not None] or [path]  # fmt: skip
-    text = "Wrote " + " and ".join(str(p) for p in written) + "."
-    left_out = list(getattr(result, "left_out", None) or [])
-    if left_out:
-        text += " Left out: " + "; ".join(left_out) + "."
+def _report(result: ExportReport | ExportedScript) -> str:
+    """'Wrote A and B.' plus what was left out."""
+    text = "Wrote " + " and ".join(str(p) for p in result.written) + "."
+    if result.left_out:
+        text += " Left out: " + "; ".join(result.left_out) + "."
     return text

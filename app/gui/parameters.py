@@ -182,14 +182,17 @@ class ParameterController(QObject):
         sync(self._project, infos, values)
         step = session.snapshot.step if session and session.status == RUNNING else (
             session.state.step if session else None)
-        if self._infos:
-            stats = {info.name: statistics(self._value(info)) for info in self._infos
-                     if self._value(info) is not None}  # fmt: skip
-            self.list.set_stats(stats, step)
+        self._show_stats(step)
         self._show_open()
         reason = self._locked()
         self.list.set_editable(not reason, reason)
         self.tensor_editor.set_editable(not reason, reason)
+
+    def _show_stats(self, step: int | None = None) -> None:
+        """The list's statistics from the project's arrays (as last synced)."""
+        values = {info.name: self._value(info) for info in self._infos}
+        self.list.set_stats({name: statistics(array) for name, array in values.items()
+                             if array is not None}, step)  # fmt: skip
 
     def _value(self, info: ParamInfo) -> np.ndarray | None:
         return self._project.param_values.get(info.node_id, {}).get(info.local)
@@ -385,10 +388,7 @@ class ParameterController(QObject):
     def _after_values_changed(self) -> None:
         self._seen = ()
         self.run.weights_changed()
-        if self._infos:
-            stats = {info.name: statistics(self._value(info)) for info in self._infos
-                     if self._value(info) is not None}  # fmt: skip
-            self.list.set_stats(stats)
+        self._show_stats()
         if self._open is not None:
             self.tensor_editor.refresh()
 
