@@ -131,7 +131,8 @@ class Inspector(QWidget):
             value = node.params.get(spec.name, spec.default)
             if isinstance(value, str) and "\n" in value:  # code: a line edit would flatten it
                 lines = value.count("\n") + 1
-                note = QLabel(f"{lines} lines — edited in the Custom Cell Code window")
+                note = QLabel(f"{lines} lines, in the Custom Cell Code window")
+                note.setWordWrap(True)
                 note.setObjectName(f"field_{spec.name}")
                 note.setStyleSheet("color: palette(placeholder-text);")
                 self.form.addRow(spec.name, note)

@@ -92,7 +92,7 @@ class ParameterList(QWidget):
         layout.addWidget(self.tree, 1)
         layout.addLayout(row)
         layout.addWidget(self.note)
-        self._editable, self._reason = True, ""
+        self._editable, self._reason, self._message = True, "", ""
         self.set_params([])
 
     # ---- what it shows -------------------------------------------------------------------
@@ -175,11 +175,12 @@ class ParameterList(QWidget):
         """While training runs nothing can change: the controls say why."""
         self._editable, self._reason = bool(editable), reason
         self._update_buttons()
-        self.note.setText("" if editable else reason)
+        self.note.setText(self._message if editable else reason)
 
     def set_message(self, text: str) -> None:
         """A line under the list (why there are no Parameters, an error)."""
-        self.note.setText(text)
+        self._message = text
+        self.note.setText(text if self._editable else self._reason)
 
     def selected_names(self) -> list[str]:
         """Names of the selected Parameters (a selected group heading stands for its rows)."""
