@@ -14,6 +14,17 @@ from app.compiler.cells import RESERVED_NAMES
 from app.compiler.rules import RULES, Shape, ShapeError, text
 from app.compiler.size import MAX_TOTAL_PARAMETERS, parameter_count, too_many
 from app.document import BOUNDARY_TYPES, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Edge, Graph, Node
+from app.document.events import (
+    EdgeAdded,
+    EdgeRemoved,
+    NodeAdded,
+    NodeMoved,
+    NodeRemoved,
+    NodeRenamed,
+    ParamChanged,
+    PortsChanged,
+    Subscription,
+)
 
 # Kinds of error: something wrong, something missing (a proposed edge never causes that),
 # and a composite marked for a bad node inside it (the inner node has the real reason).
@@ -59,8 +70,8 @@ class _Inference:
         self.catalogue = catalogue
         self.extra = extra
         self.report = ShapeReport()
-        self.parameters = 0  # numbers in every Parameter seen, at every level
-        self.largest: tuple[int, Node | None] = (0, None)
+        # Numbers in the Parameters of every node seen, at every level, in the order seen.
+        self.counts: dict[str, tuple[int, Node]] = {}
 
     def graph(self, graph: Graph, given: Mapping[str, Shape] | None) -> dict[str, Shape]:
         """Infer one level; returns the shapes reaching its SubgraphOutput nodes, by port."""
@@ -141,16 +152,21 @@ class _Inference:
             return None
 
     def _count(self, node: Node, values: Mapping[str, Any]) -> None:
-        count = parameter_count(node.type, values)
-        self.parameters += count
-        if count > self.largest[0] or self.largest[1] is None:
-            self.largest = (count, node)
+        self.counts[node.id] = (parameter_count(node.type, values), node)
 
-    def check_total(self) -> None:
-        """Mark the largest node when the whole network holds too many parameters."""
-        count, node = self.largest
-        if self.parameters > MAX_TOTAL_PARAMETERS and node is not None:
-            self.report._fail(node, too_many(self.parameters, node, count))
+    def check_total(self) -> str | None:
+        """Mark the largest node when the whole network holds too many parameters.
+
+        Returns the id of the node so marked (None when the total is fine, or that node
+        already had an error of its own). Of equally large nodes the first seen is marked.
+        """
+        total = sum(count for count, _ in self.counts.values())
+        if total <= MAX_TOTAL_PARAMETERS:
+            return None
+        count, node = max(self.counts.values(), key=lambda pair: pair[0])
+        message = too_many(total, node, count)
+        self.report._fail(node, message)
+        return node.id if self.report.errors.get(node.id) == message else None
 
     def inputs(self, node: Node, into: Mapping) -> dict[str, Shape] | None:
         """Shapes arriving at each input; None (after marking the node) if one is missing."""
@@ -213,6 +229,237 @@ def infer_shapes(graph: Graph, *, catalogue: Catalogue = CATALOGUE) -> ShapeRepo
     inference.graph(graph, None)
     inference.check_total()
     return inference.report
+
+
+class LiveShapes:
+    """The ShapeReport of one top-level graph, kept current as the graph is edited.
+
+    It listens to the graph's events; `update()` then infers again only what the edits
+    can change: the nodes edited, added or newly (dis)connected, and downstream of them
+    only as far as an output shape actually changed. (A node's shapes and errors depend
+    on its own hyper-parameters and the shapes reaching it; the few graph-wide rules,
+    one Output node and the parameter cap, are checked again on their own.) An edit
+    inside a composite, or to the Output nodes, infers everything again, as does the
+    first `update()`. The result always equals `infer_shapes(graph)`.
+
+    After `update()`, `touched` holds the ids of the nodes and edges whose shapes or
+    errors may differ from before (None: all of them), so a view redraws only those.
+    """
+
+    def __init__(self, graph: Graph, *, catalogue: Catalogue = CATALOGUE) -> None:
+        self.graph = graph
+        self.catalogue = catalogue
+        self.report = ShapeReport()
+        self.touched: tuple[set[str], set[str]] | None = None  # (node ids, edge ids)
+        self._inference = _Inference(catalogue)
+        self._everything = True  # infer the whole graph at the next update
+        self._dirty: set[str] = set()  # nodes to infer again
+        self._new_edges: set[str] = set()
+        self._gone_edges: set[str] = set()
+        self._gone_nodes: dict[str, Node] = {}  # removed nodes as they were
+        self._first_output: str | None = None
+        self._capped: str | None = None  # the node the parameter cap's error is on
+        self._subscription = graph.events.subscribe(self._on_event)
+        self._inside: list[Subscription] = []  # every composite's graph, at every depth
+
+    def close(self) -> None:
+        """Stop following the graph."""
+        self._subscription.unsubscribe()
+        for subscription in self._inside:
+            subscription.unsubscribe()
+        self._inside = []
+
+    def invalidate(self) -> None:
+        """Infer everything at the next update (after a change this can't see)."""
+        self._everything = True
+
+    def update(self) -> ShapeReport:
+        """The report for the graph as it is now (never raises: see `infer_shapes`)."""
+        if self._everything:
+            self._infer_all()
+        elif self._dirty or self._new_edges or self._gone_edges or self._gone_nodes:
+            try:
+                self._infer_changed()
+            except Exception:  # a bug here must not leave stale shapes: start over
+                self._infer_all()
+        else:
+            self.touched = (set(), set())
+        return self.report
+
+    # ---- events ------------------------------------------------------------------------------
+
+    def _on_event(self, event: object) -> None:
+        if self._everything or isinstance(event, NodeMoved):
+            return
+        graph = self.graph
+        if isinstance(event, ParamChanged | NodeRenamed | PortsChanged):
+            self._dirty.add(event.node_id)
+        elif isinstance(event, EdgeAdded):
+            edge = graph.edges.get(event.edge_id)
+            if edge is None:
+                self._everything = True
+                return
+            self._new_edges.add(edge.id)
+            self._dirty.add(edge.dst_node)
+        elif isinstance(event, EdgeRemoved):
+            self._new_edges.discard(event.edge_id)
+            self._gone_edges.add(event.edge_id)
+            self._dirty.add(event.edge.dst_node)
+        elif isinstance(event, NodeAdded):
+            node = graph.nodes.get(event.node_id)
+            if node is None or node.type == "Output" or node.subgraph is not None:
+                self._everything = True  # one Output per network; a composite's inside
+                return
+            self._dirty.add(node.id)
+        elif isinstance(event, NodeRemoved):
+            node = getattr(event, "node", None)
+            if node is None or node.type == "Output" or node.subgraph is not None:
+                self._everything = True
+                return
+            self._dirty.discard(node.id)
+            self._gone_nodes[node.id] = node
+        else:
+            self._everything = True
+
+    def _on_inside(self, event: object) -> None:
+        if not isinstance(event, NodeMoved):
+            self._everything = True
+
+    # ---- inference ---------------------------------------------------------------------------
+
+    def _infer_all(self) -> None:
+        for subscription in self._inside:
+            subscription.unsubscribe()
+        self._inside = [sub.events.subscribe(self._on_inside)
+                        for sub in _subgraphs(self.graph)]
+        self._everything = False
+        self._dirty, self._new_edges = set(), set()
+        self._gone_edges, self._gone_nodes = set(), {}
+        inference = _Inference(self.catalogue)
+        inference.graph(self.graph, None)
+        self._capped = inference.check_total()
+        self._inference, self.report, self.touched = inference, inference.report, None
+        self._first_output = next(
+            (n.id for n in self.graph.nodes.values() if n.type == "Output"), None)
+
+    def _infer_changed(self) -> None:
+        graph, inference, report = self.graph, self._inference, self.report
+        nodes_touched: set[str] = set()
+        edges_touched: set[str] = set(self._gone_edges) | self._new_edges
+        for node in self._gone_nodes.values():
+            _forget(report, inference, node)
+            nodes_touched.add(node.id)
+        for edge_id in self._gone_edges:
+            report.edge_shapes.pop(edge_id, None)
+        seeds = {n for n in self._dirty if n in graph.nodes}
+        self._dirty, self._gone_nodes, self._gone_edges = set(), {}, set()
+        new_edges, self._new_edges = self._new_edges, set()
+        if self._capped is not None:  # the cap is checked again below, for the new total
+            if self._capped in report.errors and self._capped not in seeds:
+                del report.errors[self._capped], report.error_kinds[self._capped]
+            nodes_touched.add(self._capped)
+        changed: set[str] = set()  # nodes whose output shapes differ from before
+        into = _Into(graph)
+        for node_id in _downstream_order(graph, seeds):
+            node = graph.nodes[node_id]
+            if node_id not in seeds and not any(
+                    e.src_node in changed for e in map(into.get, _ins(node)) if e is not None):
+                continue
+            before = report.output_shapes.get(node_id)
+            _forget(report, inference, node)
+            if node.name in RESERVED_NAMES and node.type not in BOUNDARY_TYPES:
+                report._fail(node, f"'{node.name}' is a name the engine uses; rename the node.")
+            if node.type == "Output" and node_id != self._first_output:
+                report._fail(node, "A network has one Output node; this one is extra.")
+            try:
+                outs = inference.node(node, graph, into, {}, {}, True)
+            except Exception as exc:
+                report._fail(node, f"{node.type}: {exc}")
+                outs = None
+            if outs:
+                report.output_shapes[node_id] = dict(outs)
+            nodes_touched.add(node_id)
+            if report.output_shapes.get(node_id) != before:
+                changed.add(node_id)
+                for edge in graph.edges_from(node_id):
+                    shape = report.shape(node_id, edge.src_port)
+                    if shape is None:
+                        report.edge_shapes.pop(edge.id, None)
+                    else:
+                        report.edge_shapes[edge.id] = shape
+                    edges_touched.add(edge.id)
+        for edge_id in new_edges:
+            edge = graph.edges.get(edge_id)
+            if edge is not None:
+                shape = report.shape(edge.src_node, edge.src_port)
+                if shape is not None:
+                    report.edge_shapes[edge_id] = shape
+        self._capped = inference.check_total()
+        if self._capped is not None:
+            nodes_touched.add(self._capped)
+        self.touched = (nodes_touched, edges_touched)
+
+
+class _Into:
+    """`(node id, input port) -> Edge` of a graph, from its own index (no copy)."""
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+
+    def get(self, key: tuple[str, str]) -> Edge | None:
+        return self.graph.edge_into(*key)
+
+
+def _ins(node: Node) -> list[tuple[str, str]]:
+    return [(node.id, port) for port in node.inputs]
+
+
+def _forget(report: ShapeReport, inference: _Inference, node: Node) -> None:
+    """Drop what an earlier inference found for a node (and, for a composite, inside it)."""
+    inference.counts.pop(node.id, None)
+    for store in (report.output_shapes, report.errors, report.error_kinds):
+        store.pop(node.id, None)
+    if node.subgraph is None:
+        return
+    for graph in (node.subgraph, *_subgraphs(node.subgraph)):
+        for inner in graph.nodes:
+            inference.counts.pop(inner, None)
+            for store in (report.output_shapes, report.errors, report.error_kinds):
+                store.pop(inner, None)
+        for edge_id in graph.edges:
+            report.edge_shapes.pop(edge_id, None)
+
+
+def _subgraphs(graph: Graph) -> list[Graph]:
+    """The graphs of every composite in `graph`, at every depth."""
+    return [node.subgraph for _, node in graph.walk() if node.subgraph is not None]
+
+
+def _downstream_order(graph: Graph, seeds: set[str]) -> list[str]:
+    """`seeds` and every node they feed, directly or not, in topological order."""
+    after = {}
+    todo, seen = list(seeds), set(seeds)
+    while todo:
+        node_id = todo.pop()
+        nexts = after[node_id] = [e.dst_node for e in graph.edges_from(node_id)]
+        for nxt in nexts:
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    waiting = dict.fromkeys(seen, 0)
+    for nexts in after.values():
+        for nxt in nexts:
+            waiting[nxt] += 1
+    ready = [n for n in seen if waiting[n] == 0]
+    order = []
+    while ready:
+        node_id = ready.pop()
+        order.append(node_id)
+        for nxt in after[node_id]:
+            waiting[nxt] -= 1
+            if waiting[nxt] == 0:
+                ready.append(nxt)
+    return order
 
 
 def check_connection(graph: Graph, src_id: str, src_port: str, dst_id: str, dst_port: str, *,

@@ -144,10 +144,12 @@ class Graph:
         return None if edge_id is None else self._edges[edge_id]
 
     def edges_from(self, node_id: str, port: str | None = None) -> list[Edge]:
+        """The edges leaving a node (from its adjacency: cost by its edges, not the graph's)."""
+        edges = self._edges
         return [
             e
-            for e in self._edges.values()
-            if e.src_node == node_id and (port is None or e.src_port == port)
+            for e in (edges[edge_id] for edge_id in self._out.get(node_id, ()))
+            if port is None or e.src_port == port
         ]
 
     def edges_of(self, node_id: str) -> list[Edge]:

@@ -696,12 +696,16 @@ def _put_in_dock(dock, widget: QWidget) -> None:
         placeholder.deleteLater()
 
 
-def _without_positions(data: Any) -> Any:
-    if isinstance(data, dict):
-        return {k: _without_positions(v) for k, v in data.items() if k != "position"}
-    if isinstance(data, list):
-        return [_without_positions(v) for v in data]
-    return data
+def _without_positions(graph: dict) -> dict:
+    """Graph data (`Graph.to_data`) without where its nodes sit, inside composites too."""
+    return {**graph, "nodes": [_node_without_position(node) for node in graph["nodes"]]}
+
+
+def _node_without_position(node: dict) -> dict:
+    node = {k: v for k, v in node.items() if k != "position"}
+    if "subgraph" in node:
+        node["subgraph"] = _without_positions(node["subgraph"])
+    return node
 
 
 def _output_loss(project) -> str | None:

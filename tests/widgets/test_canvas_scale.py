@@ -39,3 +39,54 @@ def test_a_node_added_through_the_document_can_be_scrolled_to(qtbot):
     assert seen.intersects(QRectF(item.sceneBoundingRect()))
     graph.move_nodes({far.id: (-300_000.0, -50_000.0)})  # moved there by a script
     assert editor.scene.sceneRect().contains(editor.scene.nodes[far.id].sceneBoundingRect())
+
+
+def test_a_selected_edge_is_drawn_selected_and_back(qtbot):
+    from tests.widgets.canvas_support import mlp
+    from widgets.node_editor import style
+
+    project = Project()
+    mlp(project)
+    editor = make_editor(qtbot, project)
+    first, second = editor.scene.edges.values()
+    first.setSelected(True)
+    assert first.pen().color() == style.EDGE_SELECTED
+    assert second.pen().color() == style.EDGE
+    editor.scene.clearSelection()
+    second.setSelected(True)
+    assert first.pen().color() == style.EDGE
+    assert second.pen().color() == style.EDGE_SELECTED
+    project.graph.disconnect(second.edge_id)  # a selected edge that goes away: no error
+    editor.scene.clearSelection()
+    assert editor.scene.selected_edge_ids() == [] and editor.scene._selected_edges == set()
+
+
+def test_after_an_edit_the_canvas_shows_what_a_fresh_inference_says(qtbot):
+    from app.compiler.shapes import infer_shapes
+
+    project = Project()
+    graph = project.graph
+    chains = []
+    for row in range(50):
+        nodes = [graph.add_node(CATALOGUE.new_node("Input", position=(0, row * 140.0),
+                                                   params={"shape": (16,)}))]
+        for column in range(1, 5):
+            kind = "Dense" if column % 2 else "ReLU"
+            params = {"in_channels": 16, "out_channels": 16} if kind == "Dense" else {}
+            nodes.append(graph.add_node(CATALOGUE.new_node(
+                kind, position=(column * 240.0, row * 140.0), params=params)))
+            graph.connect(nodes[-2].id, "out", nodes[-1].id, "in")
+        chains.append(nodes)
+    editor = make_editor(qtbot, project)
+    scene = editor.scene
+    graph.set_params(chains[3][1].id, {"out_channels": 24})  # the next Dense no longer fits
+    qtbot.waitUntil(lambda: scene.nodes[chains[3][3].id].error != "", timeout=2000)
+    report = infer_shapes(graph)
+    for edge_id, item in scene.edges.items():
+        assert item._shape_text == report.describe(edge_id)
+    for node_id, item in scene.nodes.items():
+        assert item.error == report.errors.get(node_id, "")
+    assert "24" in scene.edges[graph.edge_into(chains[3][2].id, "in").id]._shape_text
+    graph.set_params(chains[3][1].id, {"out_channels": 16})
+    qtbot.waitUntil(lambda: scene.nodes[chains[3][3].id].error == "", timeout=2000)
+    assert scene.shapes.errors == {}

@@ -62,24 +62,21 @@ class EdgeItem(QGraphicsPathItem):
         self.edge_id = edge_id
         self.src, self.src_port, self.dst, self.dst_port = src, src_port, dst, dst_port
         self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, True)
-        self.setZValue(0.0)
         self._pen = QPen(style.EDGE, 2.2)
         self._selected_pen = QPen(style.EDGE_SELECTED, 3.0)
         self.setPen(self._pen)
-        self.label = ShapeLabel(self)
-        self.label.setVisible(False)
+        self._label: ShapeLabel | None = None  # made when first shown (see `label`)
         self._shape_text = ""
         self._details = True
         self._span = 0.0
-        self._hit = QPainterPath()
+        self._hit: QPainterPath | None = QPainterPath()
 
     def set_ends(self, start: QPointF, end: QPointF) -> None:
         path = curve(start, end)
         self.setPath(path)
-        stroker = QPainterPathStroker()
-        stroker.setWidth(12.0)  # easy to click, though drawn thin
-        self._hit = stroker.createStroke(path)
-        self.label.set_text(self._shape_text, path.pointAtPercent(0.5))
+        self._hit = None  # made when first asked for (hit tests happen near the mouse only)
+        if self._label is not None:
+            self._label.set_text(self._shape_text, path.pointAtPercent(0.5))
         self._span = abs(end.x() - start.x()) + abs(end.y() - start.y())
         self._show_label()
 
@@ -91,7 +88,8 @@ class EdgeItem(QGraphicsPathItem):
         if text == self._shape_text and visible == self._details:
             return  # after an edit most labels are what they were: nothing to lay out
         self._shape_text, self._details = text, visible
-        self.label.set_text(text, self.path().pointAtPercent(0.5))
+        if self._label is not None:
+            self._label.set_text(text, self.path().pointAtPercent(0.5))
         self._show_label()
         self.setToolTip(f"Shape {text}" if text else "")
 
@@ -100,18 +98,37 @@ class EdgeItem(QGraphicsPathItem):
         self._details = visible
         self._show_label()
 
+    @property
+    def label(self) -> ShapeLabel:
+        """The shape label, made on first use: a zoomed-out canvas of 10,000 edges shows
+        none, and three items per edge instead of one made opening it slow."""
+        if self._label is None:
+            self._label = ShapeLabel(self)
+            self._label.setVisible(False)
+            self._label.set_text(self._shape_text, self.midpoint())
+        return self._label
+
     def _show_label(self) -> None:
+        if not (self._shape_text and self._details):
+            if self._label is not None:
+                self._label.setVisible(False)
+            return
         # A label wider than its edge would hide the ports it joins; the tooltip still tells.
-        roomy = self._span > self.label.rect().width() + 30
-        self.label.setVisible(bool(self._shape_text) and self._details and roomy)
+        label = self.label
+        label.setVisible(self._span > label.rect().width() + 30)
 
     def shape(self) -> QPainterPath:
+        if self._hit is None:
+            stroker = QPainterPathStroker()
+            stroker.setWidth(12.0)  # easy to click, though drawn thin
+            self._hit = stroker.createStroke(self.path())
         return self._hit
 
-    def itemChange(self, change: QGraphicsItem.GraphicsItemChange, value):  # noqa: N802
-        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
-            self.setPen(self._selected_pen if value else self._pen)
-        return super().itemChange(change, value)
+    def show_selected(self, selected: bool) -> None:
+        """Drawn thicker and in the accent colour while selected (the scene calls this on
+        its selectionChanged: no itemChange override, which would make every change of
+        every edge, 9 while it is made, a call into Python)."""
+        self.setPen(self._selected_pen if selected else self._pen)
 
 
 class RubberEdge(QGraphicsPathItem):

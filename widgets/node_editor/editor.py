@@ -92,7 +92,7 @@ class NodeEditor(CanvasEdits, ContextMenus, QWidget):
         """Show `project` (anything without a Graph shows an empty, read-only canvas)."""
         self.project, self.stack = project, stack
         self._pastes = 0
-        self._show_path(())
+        self._show_path((), details=False)  # Fit All below turns labels on if they fit
         self.view.resetTransform()
         self.view.fit_all()
         QTimer.singleShot(0, self.view, self.view.fit_all)  # again once the view has its size
@@ -102,7 +102,7 @@ class NodeEditor(CanvasEdits, ContextMenus, QWidget):
         node = graph.nodes.get(node_id) if graph is not None else None
         if node is None or node.subgraph is None:
             return
-        self._show_path((*self.path, node_id))
+        self._show_path((*self.path, node_id), details=False)
         self.view.fit_all()
         self.message.emit(f"Editing inside {node.name}; the breadcrumb leads back.")
 
@@ -114,7 +114,7 @@ class NodeEditor(CanvasEdits, ContextMenus, QWidget):
         if came_from is not None:
             self.scene.select([came_from])
 
-    def _show_path(self, path: tuple[str, ...]) -> None:
+    def _show_path(self, path: tuple[str, ...], details: bool | None = None) -> None:
         root = self.root
         while path and root is not None:
             try:
@@ -124,7 +124,7 @@ class NodeEditor(CanvasEdits, ContextMenus, QWidget):
                 path = path[:-1]  # that composite is gone (an undo): show what is left
         self.path = path if root is not None else ()
         graph = graph_at(root, self.path) if root is not None else None
-        self.scene.set_graph(graph, root)
+        self.scene.set_graph(graph, root, details=details)
         self._watch_path()
         names = ["Network"]
         level = root

@@ -30,6 +30,7 @@ class NodeItem(QGraphicsRectItem):
     def __init__(self, node: Node, kind: str, summary: str, category: str) -> None:
         super().__init__()
         self.node_id = node.id
+        self.setPos(*node.position)  # before the flags: no position-change calls to Python
         self.setFlags(
             QGraphicsItem.GraphicsItemFlag.ItemIsSelectable
             | QGraphicsItem.GraphicsItemFlag.ItemIsMovable
@@ -46,7 +47,6 @@ class NodeItem(QGraphicsRectItem):
         self.snap = 0.0  # grid step while dragging, 0 for none
         self.on_moved: Callable[[NodeItem], None] | None = None  # set by the scene
         self.set_node(node, kind, summary, category)
-        self.setPos(*node.position)
 
     # ---- what it shows -------------------------------------------------------------------
 
@@ -81,14 +81,14 @@ class NodeItem(QGraphicsRectItem):
 
     def _layout(self) -> None:
         """The width the name, type, badge, summary and port labels need."""
-        m = style.metrics
-        label_width = max((m("port").horizontalAdvance(p) for p in self.inputs), default=0.0)
-        label_width += max((m("port").horizontalAdvance(p) for p in self.outputs), default=0.0)
+        a = style.advance
+        label_width = max((a("port", p) for p in self.inputs), default=0.0)
+        label_width += max((a("port", p) for p in self.outputs), default=0.0)
         width = max(
             style.NODE_MIN_WIDTH,
-            m("title").horizontalAdvance(self.name) + m("type").horizontalAdvance(self.kind) + 36
+            style.metrics("title").horizontalAdvance(self.name) + a("type", self.kind) + 36
             + (self._frozen_width() + 6 if self.frozen_badge else 0),
-            m("summary").horizontalAdvance(self.summary) + 24,
+            a("summary", self.summary) + 24,
             label_width + 48,
         )
         self.width = float(round(width / style.GRID) * style.GRID)

@@ -113,6 +113,68 @@ def infer_shapes(graph: Graph, root: Graph | None = None) -> Shapes:
         return Shapes()
 
 
+class LiveShapeLabels:
+    """The shapes of one level of a graph, kept current across edits without ever raising.
+
+    Follows `root` (default: `graph` itself) through `app.compiler.shapes.LiveShapes`,
+    so after an edit only what lies downstream of it is inferred again. `update()`
+    returns the level's `Shapes` (the same object each time, brought up to date) and the
+    ids of the nodes and edges whose label or error may have changed (None: all).
+    """
+
+    def __init__(self, graph: Graph, root: Graph | None = None) -> None:
+        self.graph = graph
+        self.root = root if root is not None else graph
+        self.shapes = Shapes()
+        module = _shapes_module()
+        self._live = None
+        if module is not None:
+            try:
+                self._live = module.LiveShapes(self.root)
+            except Exception:
+                log.exception("shape inference failed")
+
+    def update(self) -> tuple[Shapes, tuple[set[str], set[str]] | None]:
+        if self._live is None:
+            self.shapes = infer_shapes(self.graph, self.root)
+            return self.shapes, None
+        graph, shapes = self.graph, self.shapes
+        try:
+            report = self._live.update()
+            touched = self._live.touched
+            if touched is None:
+                shapes.labels = {edge_id: report.describe(edge_id) for edge_id in graph.edges}
+                shapes.errors = {nid: report.errors[nid] for nid in graph.nodes
+                                 if nid in report.errors}
+                return shapes, None
+            node_ids, edge_ids = touched
+            for edge_id in edge_ids:
+                if edge_id in graph.edges:
+                    shapes.labels[edge_id] = report.describe(edge_id)
+                else:
+                    shapes.labels.pop(edge_id, None)
+            for node_id in node_ids:
+                if node_id in graph.nodes and node_id in report.errors:
+                    shapes.errors[node_id] = report.errors[node_id]
+                else:
+                    shapes.errors.pop(node_id, None)
+            return shapes, touched
+        except Exception:
+            log.exception("shape inference failed")
+            self._live.invalidate()
+            self.shapes = infer_shapes(graph, self.root)
+            return self.shapes, None
+
+    def invalidate(self) -> None:
+        """Infer everything at the next update."""
+        if self._live is not None:
+            self._live.invalidate()
+
+    def close(self) -> None:
+        if self._live is not None:
+            self._live.close()
+
+
 def check_connection(
     graph: Graph,
     src: str,

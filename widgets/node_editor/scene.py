@@ -29,7 +29,7 @@ from app.document import (
 from widgets.node_editor import style
 from widgets.node_editor.edge_item import EdgeItem
 from widgets.node_editor.node_item import NodeItem, PortKey
-from widgets.node_editor.node_types import NodeTypes, Shapes, infer_shapes
+from widgets.node_editor.node_types import LiveShapeLabels, NodeTypes, Shapes
 from widgets.node_editor.probes import HealthBadge, Indicator, ProbeItem
 
 MARGIN = 4000.0  # room to pan around the network
@@ -56,6 +56,7 @@ class GraphScene(QGraphicsScene):
         self._subscription: Subscription | None = None
         self._insides: dict[str, Subscription] = {}  # composite id -> its subgraph's events
         self.shapes = Shapes()
+        self._live_shapes: LiveShapeLabels | None = None
         self.details = True  # labels shown (False when zoomed out)
         self.snap = style.GRID
         self.network_mode: bool | None = None  # None: no badges; else True for train mode
@@ -68,6 +69,8 @@ class GraphScene(QGraphicsScene):
         self.badges: dict[str, HealthBadge] = {}  # node id -> its chips, on the level shown
         self.setBackgroundBrush(QBrush(style.BACKGROUND))
         self.setItemIndexMethod(QGraphicsScene.ItemIndexMethod.BspTreeIndex)
+        self._selected_edges: set[str] = set()  # drawn selected (see _on_selection_changed)
+        self.selectionChanged.connect(self._on_selection_changed)
         self._shape_timer = QTimer(self)
         self._shape_timer.setSingleShot(True)
         self._shape_timer.setInterval(0)
@@ -75,8 +78,14 @@ class GraphScene(QGraphicsScene):
 
     # ---- the graph shown ---------------------------------------------------------------------
 
-    def set_graph(self, graph: Graph | None, root: Graph | None = None) -> None:
-        """Show `graph` (None: nothing), a level of `root` (default: itself); new items."""
+    def set_graph(self, graph: Graph | None, root: Graph | None = None, *,
+                  details: bool | None = None) -> None:
+        """Show `graph` (None: nothing), a level of `root` (default: itself); new items.
+
+        `details` says whether labels show from the start (default: as before); a view
+        about to fit the graph passes False and lets its zoom decide, so a graph seen
+        zoomed out never makes the labels it would hide at once.
+        """
         if self._subscription is not None:
             self._subscription.unsubscribe()
             self._subscription = None
@@ -86,11 +95,20 @@ class GraphScene(QGraphicsScene):
         self.clearSelection()
         self.clear()
         self.nodes, self.edges, self._edges_of = {}, {}, {}
+        self._selected_edges = set()
         self.probes, self._probes_of, self.badges = {}, {}, {}  # cleared with the rest
         self.graph = graph
         self.root = root if root is not None else graph
+        if details is not None:
+            self.details = details
+        if self._live_shapes is not None:
+            self._live_shapes.close()
+            self._live_shapes = None
         if graph is None:
             return
+        self._shape_timer.stop()
+        self._live_shapes = LiveShapeLabels(graph, self.root)
+        self.shapes, _ = self._live_shapes.update()  # first, so each item is made with its shape
         for node in graph.nodes.values():
             self._add_node_item(node.id)
         for edge_id in graph.edges:
@@ -100,23 +118,41 @@ class GraphScene(QGraphicsScene):
         self._subscription = graph.events.subscribe(self._on_graph_changed)
         # Deleted by Qt before Python lets go of it: stop hearing events at once.
         self.destroyed.connect(self._subscription.unsubscribe)
-        self.refresh_shapes()
+        self.shapes_changed.emit()
         self.fit_scene_rect()
 
-    def refresh_shapes(self) -> None:
-        """Re-infer now (the timer does it after edits)."""
+    def _on_selection_changed(self) -> None:
+        selected = {item.edge_id for item in self.selectedItems() if isinstance(item, EdgeItem)}
+        for edge_id in self._selected_edges ^ selected:
+            item = self.edges.get(edge_id)
+            if item is not None:
+                item.show_selected(edge_id in selected)
+        self._selected_edges = selected
+
+    def refresh_shapes(self, everything: bool = True) -> None:
+        """Infer the shapes now: all of them, or (`everything=False`, as the timer does
+        after edits) only what the edits since the last time can have changed. Call it
+        when something outside the graph changes its shapes (custom code now trusted)."""
         self._shape_timer.stop()
         if self.graph is None:
             return
-        self.shapes = infer_shapes(self.graph, self.root)
-        for edge_id, item in self.edges.items():
-            item.set_shape_text(self.shapes.labels.get(edge_id, ""), self.details)
-        for node_id, item in self.nodes.items():
-            item.set_error(self.shapes.errors.get(node_id, ""))
+        if everything:
+            self._live_shapes.invalidate()
+        self.shapes, touched = self._live_shapes.update()
+        labels, errors = self.shapes.labels, self.shapes.errors
+        if touched is None:
+            edges, nodes = self.edges.items(), self.nodes.items()
+        else:  # after an edit: only what it changed (at 10,000 nodes, a few of them)
+            edges = [(i, self.edges[i]) for i in touched[1] if i in self.edges]
+            nodes = [(i, self.nodes[i]) for i in touched[0] if i in self.nodes]
+        for edge_id, item in edges:
+            item.set_shape_text(labels.get(edge_id, ""), self.details)
+        for node_id, item in nodes:
+            item.set_error(errors.get(node_id, ""))
         self.shapes_changed.emit()
 
     def _on_shape_timer_timeout(self) -> None:
-        self.refresh_shapes()
+        self.refresh_shapes(everything=False)
 
     def fit_scene_rect(self) -> None:
         rect = self.itemsBoundingRect() if self.nodes else QRectF(0, 0, 1, 1)
@@ -213,6 +249,7 @@ class GraphScene(QGraphicsScene):
 
     def _add_node_item(self, node_id: str) -> None:
         item = NodeItem(*self._describe(node_id))
+        item.set_error(self.shapes.errors.get(node_id, ""))
         if node_id in self.frozen:
             item.set_frozen_badge(self.frozen[node_id])
         item.snap = self.snap

@@ -70,10 +70,13 @@ class GraphView(QGraphicsView):
         scale = min(MAX_SCALE, max(self.min_scale, scale))
         self.scale(scale / self.zoom, scale / self.zoom)
         self.graph_scene.set_details(self.zoom >= style.DETAIL_LABELS)
+        # Far out an edge is a hair: smoothing thousands of them costs more than it shows.
+        self.setRenderHint(QPainter.RenderHint.Antialiasing, self.zoom >= style.DETAIL_TEXT)
 
     def fit_all(self) -> None:
         items = list(self.graph_scene.nodes.values())
         if not items:
+            self.graph_scene.set_details(self.zoom >= style.DETAIL_LABELS)
             return
         rect = QRectF()
         # Edges too: a curve between two rows can bulge past the nodes it joins.
