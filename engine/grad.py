@@ -131,7 +131,14 @@ def _result(g, like: Tensor) -> Tensor:
     return wrap(g)
 
 
-def _pack(positions, weights, input_grads, weight_grads):
+def _pack(positions, weights, input_grads, weight_grads, return_ids=False):
+    """The result's shape: one gradient or a tuple per request; with `return_ids` each
+    gradient becomes `(position, gradient)` or `(parameter name, gradient)`."""
+    if return_ids:
+        if positions is not None:
+            input_grads = tuple(zip(positions[1], input_grads, strict=True))
+        if weight_grads is not None:
+            weight_grads = tuple((w.name, g) for w, g in zip(weights, weight_grads, strict=True))
     if positions is None:
         return weight_grads
     single = positions[0]
@@ -141,11 +148,14 @@ def _pack(positions, weights, input_grads, weight_grads):
     return ig, weight_grads
 
 
-def _check(fn, grad_position, weights):
+def _check(fn, grad_position, weights, has_aux, return_ids):
     if not callable(fn):
         raise TypeError(f"grad needs a function or Cell, got {type(fn).__name__}")
     if grad_position is None and weights is None:
         raise ValueError("grad_position and weights cannot both be None")
+    for name, flag in (("has_aux", has_aux), ("return_ids", return_ids)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be a bool, got {type(flag).__name__}")
 
 
 def grad(fn: Callable, grad_position=0, weights=None, has_aux: bool = False,
@@ -155,15 +165,18 @@ def grad(fn: Callable, grad_position=0, weights=None, has_aux: bool = False,
     An int `grad_position` gives one gradient, a tuple gives a tuple; with
     `weights` the result is `(input_grads, weight_grads)`, or only the weight
     gradients when `grad_position` is None.  With `has_aux`, only the first
-    output is differentiated and `(gradients, aux)` is returned.
+    output is differentiated and `(gradients, aux)` is returned.  With
+    `return_ids`, the result keeps its shape but each gradient becomes a pair:
+    `(position, gradient)` for an input, `(parameter name, gradient)` for a
+    weight (`get_grad` picks one out).
     """
-    _check(fn, grad_position, weights)
+    _check(fn, grad_position, weights, has_aux, return_ids)
     wlist = _weights_list(weights)
 
     def grad_fn(*args, **kwargs):
         positions = _positions(grad_position, len(args))
         out, ig, wg = _compute(fn, args, kwargs, positions, wlist, has_aux)
-        grads = _pack(positions, wlist, ig, wg)
+        grads = _pack(positions, wlist, ig, wg, return_ids)
         if has_aux:
             return grads, tuple(out[1:])
         return grads
@@ -174,15 +187,50 @@ def grad(fn: Callable, grad_position=0, weights=None, has_aux: bool = False,
 def value_and_grad(fn: Callable, grad_position=0, weights=None, has_aux: bool = False,
                    return_ids: bool = False) -> Callable:
     """Like `grad`, returning `(fn(*args), gradients)` from the same single forward run."""
-    _check(fn, grad_position, weights)
+    _check(fn, grad_position, weights, has_aux, return_ids)
     wlist = _weights_list(weights)
 
     def value_and_grad_fn(*args, **kwargs):
         positions = _positions(grad_position, len(args))
         out, ig, wg = _compute(fn, args, kwargs, positions, wlist, has_aux)
-        return out, _pack(positions, wlist, ig, wg)
+        return out, _pack(positions, wlist, ig, wg, return_ids)
 
     return value_and_grad_fn
+
+
+def get_grad(gradients, identifier):
+    """MindSpore 2.x `get_grad(gradients, identifier)`: from the result of
+    `grad(..., return_ids=True)` (or the second result of `value_and_grad`), the
+    gradient of input position `identifier` (an int) or of Parameter `identifier`.
+    """
+    if isinstance(identifier, Parameter):
+        key = identifier.name
+    elif isinstance(identifier, int) and not isinstance(identifier, bool):
+        key = identifier
+    else:
+        raise TypeError(
+            f"get_grad: identifier must be an int position or a Parameter, got "
+            f"{type(identifier).__name__}"
+        )
+    found = _find_grad(gradients, key, isinstance(identifier, Parameter))
+    if found is None:
+        raise RuntimeError(f"get_grad: no gradient for {identifier!r} in the given gradients")
+    return found
+
+
+def _find_grad(node, key, by_name: bool):
+    if not isinstance(node, tuple):
+        return None
+    if len(node) == 2 and isinstance(node[1], Tensor) and not isinstance(node[0], Tensor):
+        ident = node[0]
+        if (isinstance(ident, str) == by_name) and ident == key:
+            return node[1]
+        return None
+    for item in node:
+        hit = _find_grad(item, key, by_name)
+        if hit is not None:
+            return hit
+    return None
 
 
 class GradOperation:

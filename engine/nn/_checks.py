@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import Annotated
 
 import numpy as np
 
@@ -58,3 +59,32 @@ def input_shape(layer: str, x, ndims: tuple, channels: int | None, layout: str) 
     shape = tuple(x.shape)
     if len(shape) not in ndims or (channels is not None and shape[1] != channels):
         raise ValueError(f"{layer} expects input of shape {layout}, got shape {shape}")
+
+
+# An argument MindSpore has that this engine takes only at its default. The marker keeps it out
+# of hyper-parameter schemas read from annotations (the app's node palette shows none of them).
+Fixed = Annotated[object, "engine: only the MindSpore default is supported"]
+
+
+def only_defaults(layer: str, **given) -> None:
+    """`only_defaults('Conv2d', data_format=(value, 'NCHW'))`: NotImplementedError naming the
+    first argument that is not at its default (accepted so MindSpore code runs unchanged)."""
+    for name, (value, default) in given.items():
+        same = value == default if not isinstance(default, bool) else value is default
+        if not same:
+            raise NotImplementedError(
+                f"{layer}: {name}={value!r} is not supported by this engine (only {default!r})"
+            )
+
+
+def float_dtype(layer: str, dtype) -> np.dtype:
+    """The NumPy dtype of a floating-point `dtype` argument (engine DType or NumPy dtype)."""
+    from engine._dtype import to_numpy_dtype
+
+    try:
+        np_dtype = np.dtype(to_numpy_dtype(dtype))
+    except (TypeError, ValueError, KeyError):
+        raise TypeError(f"{layer}: dtype must be a floating-point dtype, got {dtype!r}") from None
+    if np_dtype.kind != "f":
+        raise TypeError(f"{layer}: dtype must be a floating-point dtype, got {dtype!r}")
+    return np_dtype

@@ -5,6 +5,7 @@ app's node catalogue reads hyper-parameter schemas from `inspect.signature`.
 """
 
 from engine import ops
+from engine._dtype import DType, float32
 from engine.nn._checks import real
 from engine.nn.cell import Cell
 
@@ -131,19 +132,21 @@ class Flatten(Cell):
 class Dropout(Cell):
     """Zero elements with probability `p` (or `1 - keep_prob`) in train mode; identity otherwise.
 
-    Give at most one of `keep_prob` (the older MindSpore argument) and `p`;
-    with neither, p = 0.5.  Kept elements are scaled by 1/(1-p).
+    MindSpore 2.x `Dropout(keep_prob=0.5, p=None, dtype=float32)`: `p`, when
+    given, wins over the deprecated `keep_prob` (as in MindSpore); with neither,
+    p = 0.5 (keep_prob's default is None here so a schema can tell "not given").
+    Kept elements are scaled by 1/(1-p).  `dtype` is deprecated in MindSpore and
+    has no effect there or here (the output keeps the input's dtype).
     """
 
-    def __init__(self, keep_prob: float | None = None, p: float | None = None):
+    def __init__(self, keep_prob: float | None = None, p: float | None = None,
+                 dtype: DType = float32):
         super().__init__()
-        if keep_prob is not None and p is not None:
-            raise ValueError("Dropout: give keep_prob or p, not both")
-        if keep_prob is not None:
+        if p is not None:
+            p = real("Dropout", "p", p, 0.0, 1.0, high_open=True)
+        elif keep_prob is not None:
             keep_prob = real("Dropout", "keep_prob", keep_prob, 0.0, 1.0, low_open=True)
             p = 1.0 - keep_prob
-        elif p is not None:
-            p = real("Dropout", "p", p, 0.0, 1.0, high_open=True)
         else:
             p = 0.5
         self.p = p

@@ -3,9 +3,10 @@
 import math
 
 from engine import ops
+from engine._dtype import DType, float32
 from engine.common.initializer import HeUniform, Initializer, Uniform, initializer
 from engine.nn import layers_basic as basic
-from engine.nn._checks import positive_int
+from engine.nn._checks import float_dtype, positive_int
 from engine.nn.cell import Cell
 from engine.parameter import Parameter
 from engine.tensor import Tensor
@@ -34,9 +35,9 @@ def get_activation(name: str | Cell | None, layer: str) -> Cell | None:
     )
 
 
-def make_param(init, shape: tuple, default) -> Parameter:
-    """A float32 Parameter from an init spec (None means the layer's default initializer)."""
-    return Parameter(initializer(default if init is None else init, shape)._data)
+def make_param(init, shape: tuple, default, dtype=float32) -> Parameter:
+    """A Parameter of `dtype` from an init spec (None means the layer's default initializer)."""
+    return Parameter(initializer(default if init is None else init, shape, dtype)._data)
 
 
 class Dense(Cell):
@@ -44,6 +45,7 @@ class Dense(Cell):
 
     Defaults follow MindSpore 2.x: weight HeUniform(negative_slope=sqrt(5))
     (uniform with bound 1/sqrt(in)), bias uniform with bound 1/sqrt(in).
+    `dtype` (a floating-point dtype) is the Parameters' dtype.
     """
 
     def __init__(
@@ -54,16 +56,19 @@ class Dense(Cell):
         bias_init: InitSpec = None,
         has_bias: bool = True,
         activation: str | Cell | None = None,
+        dtype: DType = float32,
     ):
         super().__init__()
         self.in_channels = positive_int("Dense", "in_channels", in_channels)
         self.out_channels = positive_int("Dense", "out_channels", out_channels)
         self.has_bias = bool(has_bias)
+        np_dtype = float_dtype("Dense", dtype)
         self.weight = make_param(
-            weight_init, (self.out_channels, self.in_channels), HeUniform(math.sqrt(5))
+            weight_init, (self.out_channels, self.in_channels), HeUniform(math.sqrt(5)), np_dtype
         )
         self.bias = (
-            make_param(bias_init, (self.out_channels,), Uniform(1 / math.sqrt(self.in_channels)))
+            make_param(bias_init, (self.out_channels,), Uniform(1 / math.sqrt(self.in_channels)),
+                       np_dtype)
             if self.has_bias
             else None
         )

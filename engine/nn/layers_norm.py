@@ -3,7 +3,8 @@
 import numpy as np
 
 from engine import ops
-from engine.nn._checks import input_shape, positive_int, real
+from engine._dtype import DType, float32
+from engine.nn._checks import Fixed, float_dtype, input_shape, only_defaults, positive_int, real
 from engine.nn.cell import Cell
 from engine.nn.layers_linear import InitSpec, make_param
 
@@ -13,9 +14,11 @@ class _BatchNorm(Cell):
     _layout = ""
 
     def __init__(self, num_features, eps, momentum, affine, gamma_init, beta_init,
-                 moving_mean_init, moving_var_init, use_batch_statistics):
+                 moving_mean_init, moving_var_init, use_batch_statistics, data_format, dtype):
         super().__init__()
         name = type(self).__name__
+        only_defaults(name, data_format=(data_format, "NCHW"))
+        np_dtype = float_dtype(name, dtype)
         self.num_features = positive_int(name, "num_features", num_features)
         self.eps = real(name, "eps", eps, 0.0, low_open=True)
         self.momentum = real(name, "momentum", momentum, 0.0, 1.0)
@@ -27,11 +30,11 @@ class _BatchNorm(Cell):
         self.affine = bool(affine)
         self.use_batch_statistics = use_batch_statistics
         shape = (self.num_features,)
-        self.gamma = make_param(gamma_init, shape, "ones")
-        self.beta = make_param(beta_init, shape, "zeros")
+        self.gamma = make_param(gamma_init, shape, "ones", np_dtype)
+        self.beta = make_param(beta_init, shape, "zeros", np_dtype)
         self.gamma.requires_grad = self.beta.requires_grad = self.affine
-        self.moving_mean = make_param(moving_mean_init, shape, "zeros")
-        self.moving_variance = make_param(moving_var_init, shape, "ones")
+        self.moving_mean = make_param(moving_mean_init, shape, "zeros", np_dtype)
+        self.moving_variance = make_param(moving_var_init, shape, "ones", np_dtype)
         self.moving_mean.requires_grad = self.moving_variance.requires_grad = False
 
     def construct(self, x):
@@ -62,6 +65,7 @@ class BatchNorm1d(_BatchNorm):
     Train mode: batch mean and biased batch variance; the moving statistics
     become `momentum * moving + (1 - momentum) * batch` (MindSpore's convention,
     i.e. 1 - PyTorch's momentum).  Predict mode: the moving statistics.
+    `dtype` is the Parameters' dtype; `data_format` must be 'NCHW'.
     """
 
     _ndims = (2, 3)
@@ -78,9 +82,12 @@ class BatchNorm1d(_BatchNorm):
         moving_mean_init: InitSpec = "zeros",
         moving_var_init: InitSpec = "ones",
         use_batch_statistics: bool | None = None,
+        data_format: Fixed = "NCHW",
+        dtype: DType = float32,
     ):
         super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init,
-                         moving_mean_init, moving_var_init, use_batch_statistics)
+                         moving_mean_init, moving_var_init, use_batch_statistics, data_format,
+                         dtype)
 
 
 class BatchNorm2d(_BatchNorm):
@@ -89,6 +96,7 @@ class BatchNorm2d(_BatchNorm):
     Train mode: batch mean and biased batch variance; the moving statistics
     become `momentum * moving + (1 - momentum) * batch` (MindSpore's convention,
     i.e. 1 - PyTorch's momentum).  Predict mode: the moving statistics.
+    `dtype` is the Parameters' dtype; `data_format` must be 'NCHW'.
     """
 
     _ndims = (4,)
@@ -105,6 +113,9 @@ class BatchNorm2d(_BatchNorm):
         moving_mean_init: InitSpec = "zeros",
         moving_var_init: InitSpec = "ones",
         use_batch_statistics: bool | None = None,
+        data_format: Fixed = "NCHW",
+        dtype: DType = float32,
     ):
         super().__init__(num_features, eps, momentum, affine, gamma_init, beta_init,
-                         moving_mean_init, moving_var_init, use_batch_statistics)
+                         moving_mean_init, moving_var_init, use_batch_statistics, data_format,
+                         dtype)

@@ -153,7 +153,19 @@ class Adam(Optimizer):
     _slot_names = ("moment1", "moment2")
 
     def __init__(self, params, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
-                 use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0):
+                 use_locking=False, use_nesterov=False, weight_decay=0.0, loss_scale=1.0,
+                 use_amsgrad=False, **kwargs):
+        # MindSpore's extra keywords (`use_lazy`, `use_offload`) select other kernels; only
+        # their off state is implemented. `use_locking` guards concurrent updates, which
+        # this single-threaded optimizer never has.
+        unknown = sorted(set(kwargs) - {"use_lazy", "use_offload"})
+        if unknown:
+            raise TypeError(f"Adam() got an unexpected keyword argument '{unknown[0]}'")
+        for name, value in (("use_amsgrad", use_amsgrad), *sorted(kwargs.items())):
+            if value:
+                raise NotImplementedError(
+                    f"Adam: {name}={value!r} is not supported by this engine (only False)"
+                )
         super().__init__(learning_rate, params, weight_decay, loss_scale)
         self.beta1 = _unit_open(beta1, "beta1")
         self.beta2 = _unit_open(beta2, "beta2")

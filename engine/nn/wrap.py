@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 from engine.grad import value_and_grad
 from engine.nn.cell import Cell
 from engine.tensor import wrap
@@ -32,11 +34,12 @@ class TrainOneStepCell(Cell):
     """Calling it runs `network(*inputs)`, backpropagates, updates the weights and returns the loss.
 
     `network` returns the loss (e.g. a `WithLossCell`); `optimizer` updates
-    `optimizer.parameters`. `sens` scales the gradients (the backward seed),
-    as MindSpore's.
+    `optimizer.parameters`. `sens` scales the gradients (the backward seed;
+    None means 1.0), as MindSpore's. With `return_grad=True` a call returns
+    `(loss, {parameter name: gradient})`.
     """
 
-    def __init__(self, network, optimizer, sens=1.0):
+    def __init__(self, network, optimizer, sens=None, return_grad=False):
         super().__init__(auto_prefix=False)
         from engine.nn.optimizer import Optimizer
 
@@ -46,7 +49,10 @@ class TrainOneStepCell(Cell):
         self.network.set_grad()
         self.optimizer = optimizer
         self.weights = optimizer.parameters
-        self.sens = float(sens)
+        if sens is not None and (isinstance(sens, bool) or not isinstance(sens, numbers.Number)):
+            raise TypeError(f"TrainOneStepCell: sens must be a number, got {type(sens).__name__}")
+        self.sens = 1.0 if sens is None else float(sens)
+        self.return_grad = bool(return_grad)
         self.__dict__["_grad_fn"] = value_and_grad(network, None, self.weights)
 
     def construct(self, *inputs):
@@ -54,4 +60,6 @@ class TrainOneStepCell(Cell):
         if self.sens != 1.0:
             grads = tuple(wrap(g._data * self.sens) for g in grads)
         self.optimizer(grads)
+        if self.return_grad:
+            return loss, {p.name: g for p, g in zip(self.weights, grads, strict=True)}
         return loss

@@ -72,6 +72,7 @@ from engine.ops._reduce import (
     var,
     where,
 )
+from engine.ops._select import all, any, cumsum, gather, norm, one_hot, sort, topk
 from engine.ops._shape import (
     arange,
     broadcast_to,
@@ -84,7 +85,6 @@ from engine.ops._shape import (
     full,
     full_like,
     getitem,
-    one_hot,
     ones,
     ones_like,
     permute,

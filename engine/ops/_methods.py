@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from engine.ops import _functional as F
 from engine.ops import _reduce as R
+from engine.ops import _select as X
 from engine.ops import _shape as S
 from engine.tensor import Tensor
 
@@ -60,15 +61,38 @@ def _view(self, *shape):
 
 
 def _all(self, axis=None, keep_dims=False):
-    from engine.tensor import wrap
-
-    return wrap(self._data.all(axis=axis, keepdims=keep_dims))
+    """MindSpore 2.x `Tensor.all(axis=None, keep_dims=False)`."""
+    return X.all(self, axis, keep_dims)
 
 
 def _any(self, axis=None, keep_dims=False):
-    from engine.tensor import wrap
+    """MindSpore 2.x `Tensor.any(axis=None, keep_dims=False)`."""
+    return X.any(self, axis, keep_dims)
 
-    return wrap(self._data.any(axis=axis, keepdims=keep_dims))
+
+def _cumsum(self, axis=None, dtype=None):
+    """MindSpore 2.x `Tensor.cumsum(axis=None, dtype=None)` (None: over the flattened input)."""
+    return X.cumsum(self, axis, dtype)
+
+
+def _gather(self, input_indices, axis, batch_dims=0):
+    """MindSpore 2.x `Tensor.gather(input_indices, axis, batch_dims=0)`."""
+    return X.gather(self, input_indices, axis, batch_dims)
+
+
+def _topk(self, k, dim=None, largest=True, sorted=True):  # noqa: A002
+    """MindSpore 2.x `Tensor.topk(k, dim=None, largest=True, sorted=True)`."""
+    return X.topk(self, k, dim, largest, sorted)
+
+
+def _sort(self, axis=-1, descending=False):
+    """MindSpore 2.x `Tensor.sort(axis=-1, descending=False)`."""
+    return X.sort(self, axis, descending)
+
+
+def _norm(self, ord=None, dim=None, keepdim=False, *, dtype=None):  # noqa: A002
+    """MindSpore 2.x `Tensor.norm(ord=None, dim=None, keepdim=False, *, dtype=None)`."""
+    return X.norm(self, ord, dim, keepdim, dtype=dtype)
 
 
 def _max(self, *args, return_indices=False, **kw):
@@ -128,6 +152,11 @@ def bind() -> None:
     T.std = _reduce(R.std)
     T.all = _all
     T.any = _any
+    T.cumsum = _cumsum
+    T.gather = _gather
+    T.topk = _topk
+    T.sort = _sort
+    T.norm = _norm
     T.reshape = S.reshape
     T.view = _view
     T.transpose = S.transpose

@@ -343,16 +343,3 @@ def arange(start=0, end=None, step=1, *, dtype=None):
 
 def eye(n, m=None, dtype=None):
     return wrap(np.eye(n, m, dtype=_dtype_or(dtype)))
-
-
-def one_hot(indices, depth, on_value=1.0, off_value=0.0, axis=-1):
-    idx = np.asarray(_tensor(indices)._data, dtype=np.int64)
-    hot = idx[..., None] == np.arange(depth)
-    out = np.where(hot, np.float32(_scalar(on_value)), np.float32(_scalar(off_value)))
-    if axis != -1:
-        out = np.moveaxis(out, -1, axis)
-    return wrap(out.astype(np.float32))
-
-
-def _scalar(v):
-    return v.item() if isinstance(v, Tensor) else v

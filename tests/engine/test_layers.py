@@ -305,8 +305,9 @@ def test_dropout_arguments():
     assert nn.Dropout().p == 0.5
     assert nn.Dropout(keep_prob=0.8).p == pytest.approx(0.2)
     assert nn.Dropout(p=0.1).keep_prob == pytest.approx(0.9)
-    with pytest.raises(ValueError, match="not both"):
-        nn.Dropout(keep_prob=0.5, p=0.5)
+    # MindSpore 2.x: when p is given it wins over the deprecated keep_prob.
+    assert nn.Dropout(keep_prob=0.5, p=0.25).p == pytest.approx(0.25)
+    assert nn.Dropout(0.9, None, engine.float16).p == pytest.approx(0.1)
     with pytest.raises(ValueError, match="keep_prob"):
         nn.Dropout(keep_prob=0.0)
     with pytest.raises(ValueError, match="p must be"):
@@ -459,8 +460,14 @@ def test_mindspore_defaults_in_signatures():
     assert defaults(nn.BatchNorm2d)["momentum"] == 0.9 and defaults(nn.BatchNorm2d)["eps"] == 1e-5
     assert defaults(nn.LeakyReLU)["alpha"] == 0.2
     assert defaults(nn.GELU)["approximate"] is True
-    assert defaults(nn.MaxPool2d) == {"kernel_size": 1, "stride": 1, "pad_mode": "valid"}
-    assert defaults(nn.Dropout) == {"keep_prob": None, "p": None}
+    assert defaults(nn.MaxPool2d) == {
+        "kernel_size": 1, "stride": 1, "pad_mode": "valid", "padding": 0, "dilation": 1,
+        "return_indices": False, "ceil_mode": False, "data_format": "NCHW"}
+    assert defaults(nn.AvgPool2d) == {
+        "kernel_size": 1, "stride": 1, "pad_mode": "valid", "padding": 0, "ceil_mode": False,
+        "count_include_pad": True, "divisor_override": None, "data_format": "NCHW"}
+    # keep_prob's MindSpore default is 0.5; None here means "not given" (still p = 0.5).
+    assert defaults(nn.Dropout) == {"keep_prob": None, "p": None, "dtype": engine.float32}
     assert defaults(nn.Flatten) == {"start_dim": 1, "end_dim": -1}
 
 
@@ -491,7 +498,8 @@ def test_reprs_show_hyper_parameters():
         (lambda: nn.BatchNorm2d(3, momentum=1.5), "momentum"),
         (lambda: nn.BatchNorm1d(3, eps=0), "eps"),
         (lambda: nn.MaxPool2d(0), "kernel_size"),
-        (lambda: nn.AvgPool2d(2, pad_mode="pad"), "pad_mode"),
+        (lambda: nn.AvgPool2d(2, pad_mode="full"), "pad_mode"),
+        (lambda: nn.MaxPool2d(2, padding=1), "padding must be 0"),
         (lambda: nn.LeakyReLU("a"), "alpha"),
         (lambda: nn.Softmax(axis=1.5), "axis"),
         (lambda: nn.GELU(approximate="tanh"), "approximate"),
