@@ -67,6 +67,9 @@ class DatasetForm(QWidget):
         super().__init__(parent)
         self._spec: Any = None
         self._folder: Path | None = None
+        # Where importing starts when the data set shown is no file (the Preferences' data
+        # folder); None: the project's folder.
+        self.default_folder: Path | None = None
         self._filling = False
         self._file_spec: dict[str, Any] | None = None  # the last imported file, kept on offer
         # (cache key, the data set or why not, whether the reading was cancelled)
@@ -418,8 +421,20 @@ class DatasetForm(QWidget):
         self.message.emit(f"{box.property('label')}: use a number from {low} to {high}, "
                           f"not {text!r}.")  # fmt: skip
 
+    def _import_start(self) -> str:
+        """Beside the data file shown, else the default data folder, else the project's."""
+        kind = _file_kind(self._spec)
+        if kind:
+            folder = self._resolve(str(self._spec[kind])).parent
+            if folder.is_dir():
+                return str(folder)
+        for folder in (self.default_folder, self._folder):
+            if folder is not None:
+                return str(folder)
+        return ""
+
     def _on_import_button_clicked(self) -> None:
-        start = str(self._folder) if self._folder is not None else ""
+        start = self._import_start()
         path, _ = QFileDialog.getOpenFileName(self, "Import a data set", start, FILE_TYPES)
         if not path:
             return

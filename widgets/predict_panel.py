@@ -42,6 +42,7 @@ from app.session.predict import (
 )
 from widgets.form_fields import Combo, clear_refusal, set_tip, show_refusal
 from widgets.images import image_pixmap
+from widgets.plots.colours import follow_palette, style_axis
 from widgets.plots.ownership import adopt_menus
 
 TRAIN_ROWS, VALIDATION_ROWS, VECTOR, POINT = "train", "validation", "vector", "point"
@@ -79,9 +80,9 @@ class OutputView(QWidget):
         plot.hideButtons()
         for name in ("left", "bottom"):
             axis = plot.getAxis(name)
-            axis.setPen("#888888")
-            axis.setTextPen("#333333")
+            style_axis(axis)
         plot.getAxis("left").setWidth(34)
+        follow_palette(self.plot_view)
         self.plot = plot
         self.bars = pg.BarGraphItem(x=[], height=[], width=0.7)
         plot.addItem(self.bars)

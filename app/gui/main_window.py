@@ -32,9 +32,16 @@ from app.gui.hooks import HookController
 from app.gui.parameters import ParameterController
 from app.gui.predict import PredictController
 from app.gui.run import RunController
-from app.gui.settings import RecentFiles, app_settings
+from app.gui.settings import (
+    DATA_FOLDER_KEY,
+    RecentFiles,
+    app_settings,
+    data_folder_setting,
+    data_folder_text,
+)
+from app.gui.theme import THEME_KEY, THEMES, apply_theme, theme_setting
 from app.gui.workbench import Workbench
-from widgets.preferences_dialog import PreferencesDialog
+from widgets.preferences_dialog import Preferences, PreferencesDialog
 
 PROJECT_FILTER = "Cellwright projects (*.cwproj);;All files (*)"
 GEOMETRY_KEY = "main_window/geometry"
@@ -72,8 +79,10 @@ class MainWindow(QMainWindow):
         remember_layout: bool = True,
         parent: QWidget | None = None,
     ) -> None:
+        settings = settings if settings is not None else app_settings()
+        apply_theme(theme_setting(settings))  # first: every view is made in its colours
         super().__init__(parent)
-        self._settings = settings if settings is not None else app_settings()
+        self._settings = settings
         self._remember_layout = remember_layout
         self._recent = RecentFiles(self._settings)
         self._project: Any = None
@@ -107,6 +116,7 @@ class MainWindow(QMainWindow):
         edit_menu = self.findChild(QMenu, "edit_menu")
         edit_menu.addSeparator()
         edit_menu.addAction(self.preferences_action)
+        self._apply_data_folder()
         self._restore_layout()
 
     # ----------------------------------------------------------------- public API
@@ -477,18 +487,35 @@ class MainWindow(QMainWindow):
     def _on_quit_action_triggered(self, checked: bool = False) -> None:
         self.close()
 
-    @_reports_errors("About")
     @_reports_errors("Preferences")
     def _on_preferences_action_triggered(self, checked: bool = False) -> None:
-        dialog = PreferencesDialog(interval_setting(self._settings), self)
+        shown = Preferences(interval_setting(self._settings), self._recent.limit,
+                            theme_setting(self._settings), data_folder_text(self._settings))
+        dialog = PreferencesDialog(shown, self, themes=THEMES)
         try:
             if dialog.exec() == PreferencesDialog.DialogCode.Accepted:
-                seconds = dialog.autosave_seconds()
-                self._settings.setValue(INTERVAL_KEY, seconds)
-                self.autosave.set_interval(seconds)
+                self._apply_preferences(dialog.preferences())
         finally:
             dialog.deleteLater()
 
+    def _apply_preferences(self, chosen: Preferences) -> None:
+        """Store what the Preferences dialog chose and make each take effect now."""
+        self._settings.setValue(INTERVAL_KEY, chosen.autosave_seconds)
+        self.autosave.set_interval(chosen.autosave_seconds)
+        self._recent.set_limit(chosen.recent_files)
+        self._refresh_recent_menu()
+        self._settings.setValue(THEME_KEY, chosen.theme)
+        apply_theme(chosen.theme)
+        self._settings.setValue(DATA_FOLDER_KEY, chosen.data_folder)
+        self._settings.sync()
+        self._apply_data_folder()
+
+    def _apply_data_folder(self) -> None:
+        folder = data_folder_setting(self._settings)
+        self.run.panel.data.default_folder = folder
+        self.parameters.tensor_editor.default_folder = folder
+
+    @_reports_errors("About")
     def _on_about_action_triggered(self, checked: bool = False) -> None:
         QMessageBox.about(
             self,

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.session import EPOCH_COLUMNS, STEP_COLUMNS, Metrics
 from widgets.plots.budget import FrameBudget
+from widgets.plots.colours import follow_palette, style_axis
 from widgets.plots.ownership import adopt_menus
 
 POLL_INTERVAL_MS = 33  # ~30 Hz: a version check; a redraw only when the budget allows
@@ -37,7 +38,6 @@ BATCH_COLOUR = "#9fb9d9"  # the noisy per-batch line stays light so the epoch po
 TRAIN_COLOUR = "#1f5fa8"
 VAL_COLOUR = "#e8710a"
 LR_COLOUR = "#3a8a3a"
-TEXT_COLOUR = "#333333"
 HOVER_HINT = "Hover over a plot to read its values."
 HOVER_STYLE = "font-size: 8pt;"
 NO_ACCURACY = "No accuracy for a regression:\nonly class labels can be right or wrong."
@@ -419,12 +419,12 @@ def _plot_widget(quantity: str) -> pg.PlotWidget:
     # Axis labels rather than titles: width is plentiful in the bottom dock, height is not.
     for name, label in (("left", quantity), ("bottom", "step")):
         axis = plot.getAxis(name)
-        axis.setPen("#888888")
-        axis.setTextPen(TEXT_COLOUR)
-        axis.setLabel(label, color=TEXT_COLOUR)
+        style_axis(axis)
+        axis.setLabel(label)  # in the text colour style_axis gave
         axis.label.setFont(font)
         # '0.001', not '1 (x0.001)'; and the label is not set again at every frame.
         axis.enableAutoSIPrefix(False)
+    follow_palette(view)
     if quantity == "learning rate":  # the narrowest plot: fewer step labels, none overlapping
         plot.getAxis("bottom").setTickDensity(0.5)
     return view

@@ -16,6 +16,7 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
+from widgets.plots.colours import follow_palette, style_axis
 from widgets.plots.ownership import adopt_menus
 
 # Tableau 10: distinct hues that stay apart for colour-blind readers; more classes repeat.
@@ -103,8 +104,7 @@ class DecisionBoundaryView(QWidget):
         self.plot.showGrid(x=False, y=False)  # blended grid lines cost ~10 ms a paint
         for name in ("left", "bottom"):
             axis = self.plot.getAxis(name)
-            axis.setPen("#888888")
-            axis.setTextPen("#333333")
+            style_axis(axis)
         self.image = pg.ImageItem(axisOrder="row-major")  # values[row, col], row = y
         self.image.setZValue(-10)  # under the points and the grid
         self.plot.addItem(self.image)
@@ -117,6 +117,7 @@ class DecisionBoundaryView(QWidget):
         self.color_bar = pg.ColorBarItem(colorMap=self._colour_map, interactive=False, width=10,
                                          colorMapMenu=False)  # fmt: skip
         adopt_menus(self.plot_view, self.color_bar)  # a ColorBarItem is a PlotItem
+        follow_palette(self.plot_view)
         # Into the plot's layout (right of the right-hand axis) at once, and only ever out
         # of the layout, never out of the scene: the scene is what deletes it with the view.
         self.plot.layout.addItem(self.color_bar, 2, 5)

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
 from app.session import STAT_COLUMNS
 from widgets.form_fields import tool_button
 from widgets.plots.budget import FrameBudget
+from widgets.plots.colours import follow_palette, style_axis
 from widgets.plots.curves import BudgetedPlotWidget, LogAxis
 from widgets.plots.distribution import (
     band_edges,
@@ -51,8 +52,6 @@ REDRAW_SHARE = 0.04  # of one core, for a pane given no shared budget
 STAT = {name: i for i, name in enumerate(STAT_COLUMNS)}
 DEFAULT_SETTINGS = {"channel": 0, "sample": 0, "paused": False, "every_step": False}
 
-TEXT_COLOUR = "#333333"
-AXIS_COLOUR = "#888888"
 MEAN_COLOUR = "#1f5fa8"
 BAND_COLOUR = (31, 95, 168, 60)  # the mean's colour, light: the curves stay readable on it
 RANGE_COLOUR = "#777777"
@@ -281,6 +280,8 @@ class HookPane(QWidget):
         plot.setClipToView(True)
         self.norm_curve = pg.PlotDataItem(pen=pg.mkPen(NORM_COLOUR, width=1))
         plot.addItem(self.norm_curve)
+        for view in self.plot_views.values():
+            follow_palette(view)
 
         self.message_label = QLabel()
         self.message_label.setObjectName("message_label")
@@ -707,9 +708,8 @@ def _label_axes(plot: pg.PlotItem, left: str, bottom: str) -> None:
     font.setPointSizeF(8)
     for name, label in (("left", left), ("bottom", bottom)):
         axis = plot.getAxis(name)
-        axis.setPen(AXIS_COLOUR)
-        axis.setTextPen(TEXT_COLOUR)
-        axis.setLabel(label, color=TEXT_COLOUR)
+        style_axis(axis)
+        axis.setLabel(label)  # in the text colour style_axis gave
         axis.label.setFont(font)
         axis.enableAutoSIPrefix(False)  # '0.001', not '1 (x0.001)'
         # pyqtgraph works the prefix out even as it turns it off, and keeps the scale it

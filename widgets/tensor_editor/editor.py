@@ -76,6 +76,7 @@ class TensorEditor(QWidget):
         self._apply_edit: ApplyEdit | None = None
         self._editable = True
         self._reason = ""
+        self.default_folder: Path | None = None  # where importing values starts looking
         self._heatmap_stale = True  # values changed since the heatmap was drawn
         self._heatmap_new = True  # a new tensor: axes labelled and framed afresh
 
@@ -319,7 +320,8 @@ class TensorEditor(QWidget):
         return path or None
 
     def _ask_open_path(self) -> str | None:
-        path, _ = QFileDialog.getOpenFileName(self, f"Import values into {self.title}", "",
+        start = str(self.default_folder) if self.default_folder is not None else ""
+        path, _ = QFileDialog.getOpenFileName(self, f"Import values into {self.title}", start,
                                               NPY_FILTER)  # fmt: skip
         return path or None
 

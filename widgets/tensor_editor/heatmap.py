@@ -24,14 +24,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from widgets.plots.colours import follow_palette, style_axis
 from widgets.plots.ownership import adopt_menus
 
 # Blue below 0, white at 0, red above: the sign of a weight reads at a glance.
 DIVERGING_COLOURS = ("#2166ac", "#92c5de", "#f7f7f7", "#f4a582", "#b2182b")
 GAP_COLOUR = "#c4c4c4"  # the plot area behind the image: the gaps between kernels
 OUTLINE_COLOUR = "#111111"
-TEXT_COLOUR = "#333333"
-AXIS_COLOUR = "#888888"
 MAX_TICKS = 16  # kernel indices labelled on an axis; more would overlap
 
 
@@ -112,6 +111,7 @@ class TensorHeatmap(QWidget):
         self.outline.hide()
         self.plot.addItem(self.outline, ignoreBounds=True)
         self._style_axes()
+        follow_palette(self.view)
         scene = self.view.scene()
         scene.sigMouseMoved.connect(self._on_scene_mouse_moved)
         scene.sigMouseClicked.connect(self._on_scene_mouse_clicked)
@@ -191,18 +191,17 @@ class TensorHeatmap(QWidget):
         font.setPointSizeF(8)
         for name in ("left", "bottom"):
             axis = self.plot.getAxis(name)
-            axis.setPen(AXIS_COLOUR)
-            axis.setTextPen(TEXT_COLOUR)
+            style_axis(axis)
             axis.label.setFont(font)
             axis.enableAutoSIPrefix(False)
             axis.autoSIPrefixScale, axis.labelUnitPrefix = 1.0, ""
-        self.color_bar.getAxis("right").setTextPen(TEXT_COLOUR)
+        style_axis(self.color_bar.getAxis("right"))
 
     def _label_axes(self, axes: tuple[str, str], tiles: tuple[int, int] | None,
                     shape: tuple[int, ...]) -> None:  # fmt: skip
         for name, label in zip(("left", "bottom"), axes, strict=True):
             axis = self.plot.getAxis(name)
-            axis.setLabel(label, color=TEXT_COLOUR)
+            axis.setLabel(label)  # in the text colour style_axis gave
             axis.setTicks(None)
         # A single row (a bias, a scalar) has no row axis worth reading.
         self.plot.showAxis("left", shape[0] > 1 or tiles is not None)
