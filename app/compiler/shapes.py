@@ -367,17 +367,7 @@ class LiveShapes:
                 continue
             before = report.output_shapes.get(node_id)
             _forget(report, inference, node)
-            if node.name in RESERVED_NAMES and node.type not in BOUNDARY_TYPES:
-                report._fail(node, f"'{node.name}' is a name the engine uses; rename the node.")
-            if node.type == "Output" and node_id != self._first_output:
-                report._fail(node, "A network has one Output node; this one is extra.")
-            try:
-                outs = inference.node(node, graph, into, {}, {}, True)
-            except Exception as exc:
-                report._fail(node, f"{node.type}: {exc}")
-                outs = None
-            if outs:
-                report.output_shapes[node_id] = dict(outs)
+            _infer_top_node(inference, graph, node, into, self._first_output)
             nodes_touched.add(node_id)
             if report.output_shapes.get(node_id) != before:
                 changed.add(node_id)
@@ -400,13 +390,64 @@ class LiveShapes:
         self.touched = (nodes_touched, edges_touched)
 
 
-class _Into:
-    """`(node id, input port) -> Edge` of a graph, from its own index (no copy)."""
+    def check_connection(self, src_id: str, src_port: str, dst_id: str, dst_port: str, *,
+                         fit: Mapping[str, Any] | None = None) -> str | None:
+        """`check_connection(self.graph, …)`, answered from the kept report: only the nodes
+        downstream of `dst` are inferred, on the side, as if the edge were there (and, with
+        `fit`, as if `dst` had those hyper-parameters). The graph is not changed."""
+        graph = self.graph
+        reason = _structural_problem(graph, src_id, src_port, dst_id, dst_port)
+        if reason is not None:
+            return reason
+        before = self.update()
+        edge = Edge(src_id, src_port, dst_id, dst_port)
+        trial = _Inference(self.catalogue)
+        into = _Into(graph, edge)
+        order = _downstream_order(graph, {dst_id})
+        inside = set(order)
+        nodes = {node_id: graph.nodes[node_id] for node_id in order}
+        if fit:
+            nodes[dst_id] = nodes[dst_id].replace(params={**nodes[dst_id].params, **fit})
+        for node in nodes.values():  # the shapes flowing in from outside
+            for into_edge in map(into.get, _ins(node)):
+                if into_edge is not None and into_edge.src_node not in inside:
+                    found = before.output_shapes.get(into_edge.src_node)
+                    if found is not None:
+                        trial.report.output_shapes[into_edge.src_node] = found
+        for node in nodes.values():
+            _infer_top_node(trial, graph, node, into, self._first_output)
+        return _first_new_error(graph, before, trial.report, dst_id)
 
-    def __init__(self, graph: Graph) -> None:
+
+def _infer_top_node(inference: _Inference, graph: Graph, node: Node, into: Any,
+                    first_output: str | None) -> None:
+    """Infer one node of the top level from the shapes already known upstream of it."""
+    report = inference.report
+    if node.name in RESERVED_NAMES and node.type not in BOUNDARY_TYPES:
+        report._fail(node, f"'{node.name}' is a name the engine uses; rename the node.")
+    if node.type == "Output" and node.id != first_output:
+        report._fail(node, "A network has one Output node; this one is extra.")
+    try:
+        outs = inference.node(node, graph, into, {}, {}, True)
+    except Exception as exc:  # never raise out of inference: mark the node instead
+        report._fail(node, f"{node.type}: {exc}")
+        outs = None
+    if outs:
+        report.output_shapes[node.id] = dict(outs)
+
+
+class _Into:
+    """`(node id, input port) -> Edge` of a graph, from its own index (no copy), with
+    perhaps one proposed edge more."""
+
+    def __init__(self, graph: Graph, extra: Edge | None = None) -> None:
         self.graph = graph
+        self.extra = extra
 
     def get(self, key: tuple[str, str]) -> Edge | None:
+        extra = self.extra
+        if extra is not None and key == (extra.dst_node, extra.dst_port):
+            return extra
         return self.graph.edge_into(*key)
 
 
@@ -470,6 +511,19 @@ def check_connection(graph: Graph, src_id: str, src_port: str, dst_id: str, dst_
     and an edge that would cause a shape error. Pass the top-level graph as `root` when
     `graph` is inside a composite, so the shapes coming into the composite are known.
     """
+    reason = _structural_problem(graph, src_id, src_port, dst_id, dst_port)
+    if reason is not None:
+        return reason
+    whole = graph if root is None else root
+    before = infer_shapes(whole, catalogue=catalogue)
+    inference = _Inference(catalogue, (graph, Edge(src_id, src_port, dst_id, dst_port)))
+    inference.graph(whole, None)
+    return _first_new_error(whole, before, inference.report, dst_id)
+
+
+def _structural_problem(graph: Graph, src_id: str, src_port: str, dst_id: str,
+                        dst_port: str) -> str | None:
+    """What the document itself would refuse about this edge, or None."""
     nodes = graph.nodes
     if src_id not in nodes or dst_id not in nodes:
         return "One of these nodes is no longer in the graph."
@@ -485,11 +539,12 @@ def check_connection(graph: Graph, src_id: str, src_port: str, dst_id: str, dst_
     if graph.reaches(dst_id, src_id):
         return (f"Connecting '{src.name}' to '{dst.name}' would make a loop "
                 f"('{dst.name}' already feeds '{src.name}').")
-    whole = graph if root is None else root
-    before = infer_shapes(whole, catalogue=catalogue)
-    inference = _Inference(catalogue, (graph, Edge(src_id, src_port, dst_id, dst_port)))
-    inference.graph(whole, None)
-    after = inference.report
+    return None
+
+
+def _first_new_error(whole: Graph, before: ShapeReport, after: ShapeReport,
+                     dst_id: str) -> str | None:
+    """The first wrong thing `after` finds that `before` did not, as a refusal."""
     for node_id, message in after.errors.items():
         if after.error_kinds[node_id] != WRONG or before.errors.get(node_id) == message:
             continue

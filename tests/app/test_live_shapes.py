@@ -181,3 +181,62 @@ def test_closing_stops_following_the_graph():
     graph.set_params(dense.id, {"out_channels": 6})
     assert live.update().edge_shapes == before
     assert CATALOGUE is live.catalogue
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_connection_check_from_the_kept_report_says_what_a_full_check_says(seed):
+    from app.compiler.shapes import check_connection, fitting_params
+
+    rng = random.Random(100 + seed)
+    graph = mlp((4, 8, 8, 4))
+    live = LiveShapes(graph)
+    undo: list[dict] = []
+    asked = refused = 0
+    for _ in range(120):
+        random_edit(graph, rng, undo)
+        nodes = list(graph.nodes.values())
+        for _ in range(3):
+            src, dst = rng.choice(nodes), rng.choice(nodes)
+            if not (src.outputs and dst.inputs):
+                continue
+            ends = (src.id, rng.choice(src.outputs), dst.id, rng.choice(dst.inputs))
+            want = check_connection(graph, *ends)
+            assert live.check_connection(*ends) == want
+            asked += 1
+            refused += want is not None
+            shape = live.update().shape(ends[0], ends[1])
+            fit = fitting_params(dst.type, shape) if shape is not None else {}
+            if fit and want is not None:  # as the canvas asks: with the receiver refitted
+                copy = Graph.from_data(graph.to_data())
+                copy.set_params(dst.id, fit)
+                assert live.check_connection(*ends, fit=fit) == check_connection(copy, *ends)
+        same(live, graph)  # asking changed nothing
+    assert asked > 100 and 0 < refused < asked
+
+
+def test_a_connection_check_infers_only_downstream_of_the_receiver(monkeypatch):
+    graph = long_chains(100)
+    live = LiveShapes(graph)
+    live.update()
+    seen: list[str] = []
+    original = shapes_module._Inference.node
+
+    def counting(self, node, *args):
+        seen.append(node.id)
+        return original(self, node, *args)
+
+    monkeypatch.setattr(shapes_module._Inference, "node", counting)
+    relu = add(graph, "ReLU")
+    live.update()
+    seen.clear()
+    dense = next(n for n in graph.nodes.values() if n.type == "Dense")
+    assert live.check_connection(dense.id, "out", relu.id, "in") is None
+    assert seen == [relu.id]
+    narrow = add(graph, "Dense", in_channels=3, out_channels=2)
+    live.update()
+    reason = live.check_connection(relu.id, "out", narrow.id, "in")
+    assert reason is None  # relu's input is unconnected: nothing known to refuse
+    graph.connect(dense.id, "out", relu.id, "in")
+    reason = live.check_connection(relu.id, "out", narrow.id, "in")
+    assert reason is not None and "16" in reason
+    assert live.check_connection(relu.id, "out", narrow.id, "in", fit={"in_channels": 16}) is None

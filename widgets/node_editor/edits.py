@@ -111,7 +111,8 @@ class CanvasEdits:
         if not self._editable():
             return False
         command = ConnectCommand(self.root, self.path, src, src_port, dst, dst_port)
-        fit = fitting(self.graph, src, src_port, dst, self.root)
+        live = self.scene.live_shapes
+        fit = fitting(self.graph, src, src_port, dst, self.root, live=live)
         if not moving and not fit:
             return self.push(command)
         text = command.text()
@@ -121,7 +122,8 @@ class CanvasEdits:
             for key, value in fit.items():
                 ok = ok and self.push(SetParamCommand(self.root, self.path, dst, key, value))
             if ok and fit:
-                reason = check_connection(self.graph, src, src_port, dst, dst_port, self.root)
+                reason = check_connection(self.graph, src, src_port, dst, dst_port, self.root,
+                                          live=live)
                 if reason is not None:
                     self.message.emit(f"Can't connect: {reason}")
                     ok = False

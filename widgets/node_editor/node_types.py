@@ -165,6 +165,10 @@ class LiveShapeLabels:
             self.shapes = infer_shapes(graph, self.root)
             return self.shapes, None
 
+    def _top(self, graph: Graph) -> Any:
+        """The kept shapes (`LiveShapes`) if `graph` is the top level they follow, else None."""
+        return self._live if graph is self.root and self._live is not None else None
+
     def invalidate(self) -> None:
         """Infer everything at the next update."""
         if self._live is not None:
@@ -184,17 +188,30 @@ def check_connection(
     root: Graph | None = None,
     *,
     structural_only: bool = False,
+    live: LiveShapeLabels | None = None,
 ) -> str | None:
     """Why connecting these ports would be refused, or None if it is allowed.
 
     A shape mismatch that fitting the receiving node's hyper-parameters would cure
     (a Dense fed 784 features gets in_channels=784) counts as allowed: `fitting()`
-    gives the values the connection then sets.
+    gives the values the connection then sets. Pass the canvas's `live` shapes of the
+    top level and only what lies downstream of `dst` is inferred (not the whole graph).
     """
     reason = _structural_problem(graph, src, src_port, dst, dst_port)
     module = _shapes_module()
     if reason is not None or module is None or structural_only:
         return reason
+    kept = live._top(graph) if live is not None else None
+    if kept is not None:
+        try:
+            reason = kept.check_connection(src, src_port, dst, dst_port)
+            fit = fitting(graph, src, src_port, dst, root, live=live) if reason else {}
+            if not fit:
+                return reason
+            return kept.check_connection(src, src_port, dst, dst_port, fit=fit)
+        except Exception:
+            log.exception("connection check failed")
+            return None
     try:
         reason = module.check_connection(graph, src, src_port, dst, dst_port, root=root)
         fit = fitting(graph, src, src_port, dst, root) if reason is not None else {}
@@ -214,14 +231,18 @@ def check_connection(
         return None
 
 
-def fitting(graph: Graph, src: str, src_port: str, dst: str, root: Graph | None = None) -> dict:
+def fitting(graph: Graph, src: str, src_port: str, dst: str, root: Graph | None = None, *,
+            live: LiveShapeLabels | None = None) -> dict:
     """Hyper-parameters of `dst` to change so it accepts what `src.src_port` gives."""
     module = _shapes_module()
     fit = getattr(module, "fitting_params", None)
     if fit is None:
         return {}
     try:
-        shape = module.infer_shapes(root if root is not None else graph).shape(src, src_port)
+        kept = live._top(graph) if live is not None else None
+        report = (kept.update() if kept is not None
+                  else module.infer_shapes(root if root is not None else graph))
+        shape = report.shape(src, src_port)
         if shape is None:
             return {}
         node = graph.node(dst)

@@ -121,6 +121,11 @@ class GraphScene(QGraphicsScene):
         self.shapes_changed.emit()
         self.fit_scene_rect()
 
+    @property
+    def live_shapes(self) -> LiveShapeLabels | None:
+        """The shapes kept current across edits (for connection checks), None if no graph."""
+        return self._live_shapes
+
     def _on_selection_changed(self) -> None:
         selected = {item.edge_id for item in self.selectedItems() if isinstance(item, EdgeItem)}
         for edge_id in self._selected_edges ^ selected:

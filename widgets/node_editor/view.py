@@ -258,7 +258,8 @@ class GraphView(QGraphicsView):
                     reason = None  # dropping it back where it was
                 else:
                     # Past the deadline only the cheap rules; the drop then checks shapes too.
-                    reason = check_connection(graph, *ends, scene.root, structural_only=not full)
+                    reason = check_connection(graph, *ends, scene.root, structural_only=not full,
+                                              live=scene.live_shapes)
                 if full:
                     self._allowed[(item.node_id, other, not output)] = reason
                 marks[(other, not output)] = reason is None
@@ -294,7 +295,7 @@ class GraphView(QGraphicsView):
         ends = (node, port, other, other_port) if output else (other, other_port, node, port)
         reason = self._allowed.get(target)
         if target not in self._allowed:  # out of sight or past the deadline when the drag began
-            reason = check_connection(scene.graph, *ends, scene.root)
+            reason = check_connection(scene.graph, *ends, scene.root, live=scene.live_shapes)
         if reason is not None:
             self.message.emit(f"Can't connect: {reason}")
             return
