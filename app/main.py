@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import time
 import traceback
 from collections.abc import Sequence
 from typing import Any
@@ -16,6 +17,12 @@ from typing import Any
 from app import __version__, cli
 
 SELFTEST_SECONDS = 1.0
+# The desktop entry (packaging/linux/) and the icon PNGs in resources/icons.
+DESKTOP_FILE_NAME = "io.github.cellwright.Cellwright"
+ICON_SIZES = (16, 32, 48, 64, 128, 256, 512)
+# Set to the launch time (seconds since the epoch, e.g. `date +%s.%N`) to have the GUI
+# and --selftest print how long the main window took to show (packaging/README.md).
+LAUNCH_TIME_VARIABLE = "CELLWRIGHT_LAUNCH_TIME"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -59,6 +66,7 @@ def run_gui(project: str | None = None) -> int:
     app = _application()
     window = MainWindow()
     window.show()
+    _report_time_to_window(app)
     from app.gui.autosave import offer_recovery
 
     if offer_recovery(window, window.settings) is None and project:
@@ -106,6 +114,7 @@ def run_selftest() -> int:
         app = _application()
         window = MainWindow(remember_layout=False)
         window.show()
+        _report_time_to_window(app)
         _process_events_for(app, SELFTEST_SECONDS)
         problems.extend(_check_window(window))
         window.close()
@@ -135,6 +144,8 @@ def _check_window(window: Any) -> list[str]:
     titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
     if titles != ["File", "Edit", "View", "Run", "Help"]:
         problems.append(f"unexpected menus {titles}")
+    if window.windowIcon().isNull():
+        problems.append("the window has no icon (resources/icons not found)")
     mode = window.findChild(QLabel, "mode_label")
     if mode is None or mode.text().split(" ")[0] not in ("Predict", "Train"):
         problems.append("the status bar does not show the network mode")
@@ -148,7 +159,40 @@ def _application() -> Any:
     app.setApplicationName("Cellwright")
     app.setOrganizationName("Cellwright")
     app.setApplicationVersion(__version__)
+    app.setDesktopFileName(DESKTOP_FILE_NAME)
+    app.setWindowIcon(_window_icon())
     return app
+
+
+def _window_icon() -> Any:
+    """The application icon from the shipped PNGs (an empty icon if they are missing)."""
+    from PySide6.QtCore import QSize
+    from PySide6.QtGui import QIcon
+
+    from app.resources_path import resource_path
+
+    icon = QIcon()
+    for size in ICON_SIZES:
+        path = resource_path("icons", f"cellwright-{size}.png")
+        if path.is_file():
+            icon.addFile(str(path), QSize(size, size))
+    return icon
+
+
+def _report_time_to_window(app: Any) -> None:
+    """With CELLWRIGHT_LAUNCH_TIME set, print the seconds from launch to the shown window.
+
+    Called right after `show()`: one round of events delivers the expose and first paint.
+    """
+    launched = os.environ.get(LAUNCH_TIME_VARIABLE)
+    if not launched:
+        return
+    app.processEvents()
+    try:
+        seconds = time.time() - float(launched)
+    except ValueError:
+        return
+    print(f"window shown after {seconds:.3f} s", flush=True)
 
 
 def _process_events_for(app: Any, seconds: float) -> None:

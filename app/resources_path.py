@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.resources
+import sys
 from pathlib import Path
 
 # A source checkout that was never pip-installed has the folder beside the packages.
@@ -11,6 +12,10 @@ CHECKOUT_RESOURCES = Path(__file__).resolve().parent.parent / "resources"
 
 def resources_root() -> Path:
     """The installed `cellwright_resources` folder, else the checkout's `resources/` folder."""
+    bundle = getattr(sys, "_MEIPASS", None)
+    if getattr(sys, "frozen", False) and bundle:
+        # A PyInstaller bundle (packaging/cellwright.spec) unpacks the folder here.
+        return Path(bundle) / "cellwright_resources"
     try:
         root = importlib.resources.files("cellwright_resources")
     except ModuleNotFoundError:
