@@ -56,20 +56,23 @@ def window_rate(name: str, hooks: int, seconds: float, warmup: float, shot: str)
         controller.arrange(tiled=True)
     app.processEvents()
     run.actions["start"].trigger()
-    marks: dict[str, tuple[int, float]] = {}
+    marks: dict[str, tuple[int, float, float]] = {}
 
     def mark(label: str) -> None:
-        marks[label] = (run.session.state.step, time.perf_counter())
+        marks[label] = (run.session.state.step, time.perf_counter(), time.process_time())
 
     loop = QEventLoop()  # the real event loop, as the app runs it
     QTimer.singleShot(round(warmup * 1000), lambda: mark("start"))
     QTimer.singleShot(round((warmup + seconds) * 1000), lambda: (mark("end"), loop.quit()))
     loop.exec()
-    (step0, t0), (step1, t1) = marks["start"], marks["end"]
+    (step0, t0, cpu0), (step1, t1, cpu1) = marks["start"], marks["end"]
     captures = run.session.captures
     panes = [dock.widget() for dock in controller.docks.values()]
     result = {
         "rate": (step1 - step0) / (t1 - t0),
+        # CPU time of every thread of the process (training, GUI, BLAS) per step: the
+        # work hooks add, much less touched than steps/s by what else the host runs.
+        "cpu_us": 1e6 * (cpu1 - cpu0) / max(1, step1 - step0),
         "stride": captures.stride,
         "panes_visible": sum(pane.isVisible() and not pane.visibleRegion().isEmpty()
                              for pane in panes),  # a tab behind another is out of sight
@@ -175,11 +178,16 @@ def main(argv=None) -> int:
         # Each pair ran back to back, so its ratio is the least touched by the drift.
         pairs = statistics.median(1 - h["rate"] / b["rate"]
                                   for b, h in zip(runs[0], runs[5], strict=True))
-        table.append((variant, bare, hooked, strides, runs[5], pairs))
+        cpu = ""
+        if variant != "torch":
+            cpu0 = statistics.median(r["cpu_us"] for r in runs[0])
+            cpu5 = statistics.median(r["cpu_us"] for r in runs[5])
+            cpu = f"{cpu0:.0f} → {cpu5:.0f} ({100 * (cpu5 / cpu0 - 1):+.1f} %)"
+        table.append((variant, bare, hooked, strides, runs[5], pairs, cpu))
     print("\n| variant | steps/s, 0 hooks | steps/s, 5 hooks | slowdown | median of pairs "
-          "| capture stride | panes visible | pane redraws/s |")
-    print("|---|---|---|---|---|---|---|---|")
-    for variant, bare, hooked, strides, hooked_runs, pairs in table:
+          "| CPU µs/step, 0 → 5 hooks | capture stride | panes visible | pane redraws/s |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for variant, bare, hooked, strides, hooked_runs, pairs, cpu in table:
         if variant == "torch":
             name, visible, redraws = "PyTorch MLP 2-32-32-32-2, mean/std hooks", "—", "—"
         else:
@@ -188,7 +196,7 @@ def main(argv=None) -> int:
             seconds = args.seconds + args.warmup
             redraws = f"{statistics.median(r['pane_redraws'] for r in hooked_runs) / seconds:.1f}"
         print(f"| {name} | {bare:.0f} | {hooked:.0f} | {100 * (1 - hooked / bare):+.1f} % "
-              f"| {100 * pairs:+.1f} % | {', '.join(map(str, strides))} | {visible} "
+              f"| {100 * pairs:+.1f} % | {cpu or '—'} | {', '.join(map(str, strides))} | {visible} "
               f"| {redraws} |")
     return 0
 
