@@ -120,10 +120,8 @@ def long_chains(chains: int, length: int = 10) -> Graph:
     return graph
 
 
-def test_an_edit_infers_only_the_nodes_downstream_of_it(monkeypatch):
-    graph = long_chains(100)  # 1,000 nodes
-    live = LiveShapes(graph)
-    live.update()
+def inferred_nodes(monkeypatch) -> list[str]:
+    """From now on, the id of every node inferred (at any level), in order."""
     seen: list[str] = []
     original = shapes_module._Inference.node
 
@@ -132,6 +130,14 @@ def test_an_edit_infers_only_the_nodes_downstream_of_it(monkeypatch):
         return original(self, node, *args)
 
     monkeypatch.setattr(shapes_module._Inference, "node", counting)
+    return seen
+
+
+def test_an_edit_infers_only_the_nodes_downstream_of_it(monkeypatch):
+    graph = long_chains(100)  # 1,000 nodes
+    live = LiveShapes(graph)
+    live.update()
+    seen = inferred_nodes(monkeypatch)
     first = next(n for n in graph.nodes.values() if n.type == "Dense")
     graph.set_params(first.id, {"out_channels": 24})
     live.update()
@@ -154,19 +160,12 @@ def test_an_edit_costs_the_same_in_a_small_and_a_large_graph(monkeypatch):
         graph = long_chains(chains)
         live = LiveShapes(graph)
         live.update()
-        calls = [0]
-        original = shapes_module._Inference.node
-
-        def counting(self, node, *args, calls=calls, original=original):
-            calls[0] += 1
-            return original(self, node, *args)
-
-        monkeypatch.setattr(shapes_module._Inference, "node", counting)
+        seen = inferred_nodes(monkeypatch)
         dense = [n for n in graph.nodes.values() if n.type == "Dense"][len(graph) // 20]
         graph.set_params(dense.id, {"out_channels": 8})
         live.update()
         monkeypatch.undo()
-        counts.append(calls[0])
+        counts.append(len(seen))
         same(live, graph)
     assert counts[0] == counts[1] > 0
 
@@ -218,14 +217,7 @@ def test_a_connection_check_infers_only_downstream_of_the_receiver(monkeypatch):
     graph = long_chains(100)
     live = LiveShapes(graph)
     live.update()
-    seen: list[str] = []
-    original = shapes_module._Inference.node
-
-    def counting(self, node, *args):
-        seen.append(node.id)
-        return original(self, node, *args)
-
-    monkeypatch.setattr(shapes_module._Inference, "node", counting)
+    seen = inferred_nodes(monkeypatch)
     relu = add(graph, "ReLU")
     live.update()
     seen.clear()
