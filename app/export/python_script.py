@@ -249,7 +249,7 @@ def _script(project: Project, writer: _Writer, class_name: str, compiled, script
         title=_plain(project.name), version=__version__, script=_plain(script.name),
         weights=_plain(script.with_suffix(".npz").name), classes=classes,
         class_name=class_name, shapes=repr(shapes), dtypes=repr(dtypes),
-        loss="\n".join(loss_lines),
+        loss="\n".join(loss_lines), read_inputs=READ_INPUTS,
     )  # fmt: skip
 
 
@@ -309,20 +309,7 @@ INPUT_DTYPES = {dtypes}
     return net
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description="Run the exported network.")
-    parser.add_argument("inputs", nargs="*",
-                        help="one .npy file per input: " + ", ".join(INPUT_SHAPES))
-    parser.add_argument("-o", "--output", help="save the outputs here (.npy, or .npz for several)")
-    args = parser.parse_args(argv)
-    if args.inputs and len(args.inputs) != len(INPUT_SHAPES):
-        parser.error(f"give {{len(INPUT_SHAPES)}} input file(s), one per input")
-    if args.inputs:
-        arrays = [np.load(path, allow_pickle=False) for path in args.inputs]
-    else:
-        rng = np.random.default_rng(0)
-        arrays = [rng.standard_normal((4, *shape)) for shape in INPUT_SHAPES.values()]
-    inputs = [engine.Tensor(np.asarray(x, dtype=dtype))
+{read_inputs}    inputs = [engine.Tensor(np.asarray(x, dtype=dtype))
               for x, dtype in zip(arrays, INPUT_DTYPES.values())]
     net = load_network()
     outputs = net(*inputs)
@@ -336,4 +323,22 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+'''
+
+# The command line of an exported script up to its input arrays: the same for the engine
+# and the PyTorch scripts (torch_script.py puts it in its template too).
+READ_INPUTS = '''\
+def main(argv=None):
+    parser = argparse.ArgumentParser(description="Run the exported network.")
+    parser.add_argument("inputs", nargs="*",
+                        help="one .npy file per input: " + ", ".join(INPUT_SHAPES))
+    parser.add_argument("-o", "--output", help="save the outputs here (.npy, or .npz for several)")
+    args = parser.parse_args(argv)
+    if args.inputs and len(args.inputs) != len(INPUT_SHAPES):
+        parser.error(f"give {len(INPUT_SHAPES)} input file(s), one per input")
+    if args.inputs:
+        arrays = [np.load(path, allow_pickle=False) for path in args.inputs]
+    else:
+        rng = np.random.default_rng(0)
+        arrays = [rng.standard_normal((4, *shape)) for shape in INPUT_SHAPES.values()]
 '''

@@ -24,7 +24,7 @@ from app import __version__
 from app.catalogue import CATALOGUE, Catalogue
 from app.compiler import CompiledNetwork, compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
-from app.export.python_script import ExportError, _class_name, _plain, _write_text
+from app.export.python_script import READ_INPUTS, ExportError, _class_name, _plain, _write_text
 from app.export.report import ExportReport
 
 # Names the generated code uses itself; a variable called like this gets a trailing underscore.
@@ -358,7 +358,7 @@ def _script(project: Project, compiled: CompiledNetwork, writer: _Writer, class_
         title=_plain(project.name), version=__version__, script=_plain(script.name),
         weights=_plain(script.with_suffix(".npz").name), classes="\n\n\n".join(writer.classes),
         class_name=class_name, shapes=repr(shapes), dtypes=repr(dtypes), frozen=repr(frozen),
-        loss="\n".join(loss_lines),
+        loss="\n".join(loss_lines), read_inputs=READ_INPUTS,
     )  # fmt: skip
 
 
@@ -409,20 +409,7 @@ def load_network(weights=WEIGHTS):
     return load_weights({class_name}(), weights).eval()
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description="Run the exported network.")
-    parser.add_argument("inputs", nargs="*",
-                        help="one .npy file per input: " + ", ".join(INPUT_SHAPES))
-    parser.add_argument("-o", "--output", help="save the outputs here (.npy, or .npz for several)")
-    args = parser.parse_args(argv)
-    if args.inputs and len(args.inputs) != len(INPUT_SHAPES):
-        parser.error(f"give {{len(INPUT_SHAPES)}} input file(s), one per input")
-    if args.inputs:
-        arrays = [np.load(path, allow_pickle=False) for path in args.inputs]
-    else:
-        rng = np.random.default_rng(0)
-        arrays = [rng.standard_normal((4, *shape)) for shape in INPUT_SHAPES.values()]
-    inputs = [torch.from_numpy(np.asarray(x, dtype=dtype))
+{read_inputs}    inputs = [torch.from_numpy(np.asarray(x, dtype=dtype))
               for x, dtype in zip(arrays, INPUT_DTYPES.values())]
     net = load_network()
     with torch.no_grad():
