@@ -97,6 +97,15 @@ class DatasetForm(QWidget):
         except TrainingError:
             return None
 
+    def already_read(self, spec: Any, folder: Path | None) -> Dataset | None:
+        """The data set `spec` names (relative paths from `folder`) if this form has read it
+        and the file is unchanged on disk since, else None. Never reads anything."""
+        folder = Path(folder) if folder is not None else None
+        kept = self._loaded
+        if kept is None or folder != self._folder or isinstance(kept[1], str):
+            return None
+        return kept[1] if kept[0] == self._cache_key(spec) else None
+
     # ---- building ----------------------------------------------------------------------------
 
     def _build(self) -> None:

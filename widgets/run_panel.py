@@ -139,6 +139,10 @@ class RunPanel(QWidget):
         """The data set the shown settings load, or None."""
         return self.data.dataset
 
+    def already_read(self, spec: Any, folder: Path | None) -> Dataset | None:
+        """The data set `spec` names if the data form has read it (see DatasetForm)."""
+        return self.data.already_read(spec, folder)
+
     # ---- building ----------------------------------------------------------------------------
 
     def _build(self) -> None:

@@ -257,8 +257,10 @@ class RunController(QObject):
         self._drop_session()
         project = self.window.project
         fingerprint = self.fingerprint()
+        folder = self._folder()
+        read = self.panel.already_read(project.training.get("dataset"), folder)
         try:
-            session = TrainingSession(project, folder=self._folder(), restart=restart)
+            session = TrainingSession(project, folder=folder, restart=restart, dataset=read)
         except (TrainingError, CompileError) as exc:
             self._set_problem(str(exc))
             self._fingerprint = fingerprint

@@ -30,6 +30,7 @@ import numpy as np
 
 import engine
 from app.compiler import CompiledNetwork, compile_project
+from app.datasets import Dataset
 from app.document import Project
 from app.document.events import Events
 from app.session.events import TrainingFailed, TrainingFinished
@@ -67,7 +68,7 @@ class TrainingSession:
     """
 
     def __init__(self, project: Project, *, folder: str | Path | None = None,
-                 restart: bool = False) -> None:  # fmt: skip
+                 restart: bool = False, dataset: Dataset | None = None) -> None:  # fmt: skip
         self.project = project
         self.settings = TrainingSettings.from_project(project.training)
         saved = {} if restart else (project.training.get("state") or {})
@@ -79,7 +80,10 @@ class TrainingSession:
                 "(restart) to replace it."
             ) from None
         self.state.use_batch_size(self.settings.batch_size)
-        self.dataset = load_dataset(self.settings.dataset, Path(folder) if folder else None)
+        # `dataset`: the one the `dataset` setting names, already read (the window's Run
+        # panel read it, on a worker thread if big): not read a second time, on this thread.
+        self.dataset = dataset if dataset is not None else load_dataset(
+            self.settings.dataset, Path(folder) if folder else None)
         try:
             self.train_set, self.val_set = self.dataset.split(
                 self.settings.validation_fraction, self.settings.seed
