@@ -205,3 +205,22 @@ def test_engine_hooks_are_on_only_for_the_steps_a_capture_is_due():
     session.run(steps=8)
     assert len(tanh._fwd_hooks) == len(dense._fwd_hooks) == 0
     assert edge not in session.compiled.edge_hooks and [c.captured for c in captures] == [3] * 3
+
+
+def test_a_big_capture_s_histogram_is_sampled_evenly_and_counts_every_number():
+    # A (64, 16, 4, 4) activation whose value is its column (0…3): a sample every 4th
+    # number would see one column only. The histogram is counted from a sample (see
+    # HISTOGRAM_SAMPLE) yet shows the four columns alike, and counts all 16,384 numbers;
+    # the statistics use every number.
+    tensor = np.broadcast_to(np.arange(4, dtype=np.float32), (64, 16, 4, 4)).copy()
+    tensor[3, 2, 1, 0] = np.nan  # one number that is not counted
+    assert tensor.size > capture_summary.HISTOGRAM_SAMPLE
+    stats, histograms = capture_summary.summarise_block(tensor.reshape(1, -1))
+    counts = histograms[0, 2:]
+    assert counts.sum() == pytest.approx(tensor.size - 1)
+    spikes = counts[counts > 0]
+    assert len(spikes) == 4
+    np.testing.assert_allclose(spikes, (tensor.size - 1) / 4, rtol=0.1)
+    finite = tensor[np.isfinite(tensor)].astype(np.float64)
+    np.testing.assert_allclose(stats[0], [finite.mean(), finite.std(), 0, 3,
+                                          np.sqrt((finite**2).sum())], rtol=1e-6)
