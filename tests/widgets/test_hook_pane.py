@@ -174,8 +174,10 @@ def test_heatmaps_of_1d_2d_and_3d_tensors(make_pane, qtbot):
     qtbot.waitExposed(pane)
     np.testing.assert_array_equal(pane.heatmap_image.image, matrix)
     assert not pane.sample_spin.isVisible() and not pane.channel_spin.isVisible()
-    assert pane.heatmap_image.getLevels().tolist() == [0, 11]  # an activation's (min, max)
-    assert pane.color_bar.levels() == (0, 11)
+    # An activation's (min, max), 0 and 11, in round numbers that they fill at least half of.
+    low, high = pane.heatmap_image.getLevels().tolist()
+    assert low <= 0 and high >= 11 and (high - low) / 2 <= 11 and high == round(high)
+    assert pane.color_bar.levels() == (low, high)
 
     cube = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
     pane.set_capture(make_capture(arrays=[cube]))
@@ -532,3 +534,58 @@ def test_a_heatmap_chosen_before_any_data_labels_rows_and_columns_by_index(make_
     plot = pane.heatmap_image.getViewBox().parentItem()
     for name in ("left", "bottom"):
         assert plot.getAxis(name).autoSIPrefixScale == 1.0, name  # 0 … 8, not 0 … 8000
+
+
+@pytest.mark.parametrize("view", ["histogram", "stats", "norm", "heatmap"])
+def test_axes_and_colour_levels_hold_while_the_data_fits_and_follow_when_it_leaves(
+        make_pane, qtbot, view):  # fmt: skip
+    # An axis or colour bar whose range moves at every frame draws its labels again at
+    # every frame (most of a pane's cost): they move in round steps, and only when the
+    # data leaves them or shrinks to a small part of them — never hiding any of it.
+    rng = np.random.default_rng(3)
+
+    def between_1_and_2(count):  # each reaching both 1 and 2
+        arrays = [rng.uniform(1, 2, (4, 8)) for _ in range(count)]
+        for array in arrays:
+            array[0, :2] = 1, 2
+        return arrays
+
+    capture = make_capture(arrays=between_1_and_2(20))
+    pane = make_pane(capture, view=view)
+    pane.show()
+    qtbot.waitExposed(pane)
+    plot = pane._plot(view)
+
+    def shown():  # what the value axis (the colour bar, for a heatmap) spans now
+        if view == "heatmap":
+            return tuple(pane.color_bar.levels())
+        return tuple(plot.getViewBox().viewRange()[1])
+
+    def covers(low, high):
+        if view == "norm":  # the log axis's own coordinates
+            low, high = np.log10(low), np.log10(high)
+        first, last = shown()
+        return first <= low + 1e-9 and high - 1e-9 <= last
+
+    def values(capture):
+        stats = capture.stats.snapshot()
+        if view == "norm":
+            return stats[:, 5].min(), stats[:, 5].max()
+        if view == "heatmap":
+            return float(capture.latest.snapshot().min()), float(capture.latest.snapshot().max())
+        return np.nanmin(stats[:, 3]), np.nanmax(stats[:, 4])
+
+    pane.poll()  # (showing it drew it already)
+    assert covers(*values(capture))
+    before = shown()
+    axis = pane.color_bar.axis if view == "heatmap" else plot.getAxis("left")
+    pane.grab()  # the labels drawn once, and cached
+    assert axis.picture is not None
+    for _ in range(5):  # more of the same: the range and its cached labels stay
+        feed(capture, between_1_and_2(5))
+        assert pane.poll()
+        assert shown() == before and axis.picture is not None
+        pane.grab()
+    feed(capture, [array * 50 for array in between_1_and_2(3)])  # out of range
+    assert pane.poll()
+    assert shown() != before and covers(*values(capture))

@@ -119,6 +119,8 @@ class HookPane(QWidget):
         self._message = ""
         self._cost = ""
         self._x_ranges: dict[str, tuple[float, float]] = {}
+        self._y_ranges: dict[str, tuple[float, float]] = {}
+        self._levels: tuple[float, float] | None = None  # the heatmap's colour levels
         self._gradient_map: bool | None = None
         self._heatmap_shape: tuple[int, ...] | None = None
         self._dock: QDockWidget | None = None
@@ -410,8 +412,6 @@ class HookPane(QWidget):
             return
         if getattr(capture, "error", None) != self._error:
             self._update_status()  # capturing stopped: the version may never change again
-        if self.paused or self.visibleRegion().isEmpty():
-            return  # a tab behind another is moved out of sight, not hidden
         # Streaming: training is still copying captures (counted by `captured`; the
         # summaries that change `version` come a few times a second, fewer when their
         # own budget is short). While it streams, redraws keep to the budget; once it has
@@ -422,7 +422,9 @@ class HookPane(QWidget):
         if written != self._last_version:
             self._last_version, self._changed_at = written, now
         if capture.version == self._seen:
-            return  # nothing new: not even the budget is asked
+            return  # nothing new: not even the budget (or what is visible) is asked
+        if self.paused or self.visibleRegion().isEmpty():
+            return  # a tab behind another is moved out of sight, not hidden
         streaming = now - self._changed_at < QUIET_SECONDS
         if not streaming or self.budget.ready():
             self.budget.timed(self.poll)
@@ -471,6 +473,7 @@ class HookPane(QWidget):
         self.histogram_image.setImage(image, autoLevels=False, levels=(0.0, 1.0))
         self.histogram_image.setRect(QRectF(x, y, width, height))
         self._frame_steps("histogram", x, x + width)
+        self._frame_values("histogram", y, y + height)
 
     def _draw_stats(self, stats: np.ndarray) -> None:
         keep = np.isfinite(stats[:, STAT["step"]]) & np.isfinite(stats[:, STAT["mean"]])
@@ -488,6 +491,12 @@ class HookPane(QWidget):
         self.band_high.setData(*high)
         if len(step):
             self._frame_steps("stats", step[0], step[-1])
+            low_values = np.concatenate([rows[:, STAT["min"]], mean - std])
+            high_values = np.concatenate([rows[:, STAT["max"]], mean + std])
+            low_values, high_values = (low_values[np.isfinite(low_values)],
+                                       high_values[np.isfinite(high_values)])  # fmt: skip
+            if len(low_values) and len(high_values):
+                self._frame_values("stats", float(low_values.min()), float(high_values.max()))
 
     def _draw_norm(self, stats: np.ndarray) -> None:
         stats = by_step(stats)
@@ -496,6 +505,8 @@ class HookPane(QWidget):
         self.norm_curve.setData(step[keep], norm[keep])
         if keep.any():
             self._frame_steps("norm", step[keep][0], step[keep][-1])
+            logs = np.log10(norm[keep])  # the log axis's own coordinates
+            self._frame_values("norm", math.floor(logs.min()), math.ceil(logs.max()))
 
     def _draw_heatmap(self) -> None:
         tensor = self._latest
@@ -521,9 +532,19 @@ class HookPane(QWidget):
             self.color_bar.setColorMap(
                 pg.ColorMap(np.linspace(0, 1, len(DIVERGING_COLOURS)), DIVERGING_COLOURS)
                 if gradient else SEQUENTIAL_MAP)  # fmt: skip
-        levels = colour_levels(image, symmetric=gradient)
+        # In round numbers, kept while the values fill at least half of them: the colour
+        # bar's labels stay cached, and the colours don't flicker from frame to frame.
+        low, high = colour_levels(image, symmetric=gradient)
+        kept = self._levels
+        if gradient:  # ±M about 0 (the diverging map's middle), M a round number
+            fits = kept is not None and kept[0] == -kept[1] and kept[1] / 2 <= high <= kept[1]
+            levels = kept if fits else (-_nice_span(high), _nice_span(high))
+        else:
+            levels = _round_range(kept, low, high, fill=0.5) or kept
         self.heatmap_image.setImage(image, autoLevels=False, levels=levels)
-        self.color_bar.setLevels(levels)
+        if levels != self._levels:  # (setting the same levels redraws the bar's labels)
+            self._levels = levels
+            self.color_bar.setLevels(levels)
         height, width = image.shape
         self.heatmap_image.setRect(QRectF(0, 0, width, height))
         if shape != self._heatmap_shape:  # a new shape: new axes and a fresh frame
@@ -555,11 +576,24 @@ class HookPane(QWidget):
         """Widen a step axis in jumps, not at every frame: an axis whose range stays put
         keeps its ticks cached, so a redraw repaints the data, not the tick labels."""
         shown = self._x_ranges.get(view)
-        if shown is not None and shown[0] <= first and last <= shown[1]:
+        # (within the 2 % padding: the distribution image's first column, half a column
+        # left of the first step, moves left a little as its columns widen)
+        if shown is not None and shown[0] - 0.02 * (shown[1] - shown[0]) <= first \
+                and last <= shown[1]:  # fmt: skip
             return
         top = first + _nice_span(max(last - first, 10.0) * 1.25)
         self._x_ranges[view] = (first, top)
         self._plot(view).setXRange(first, top, padding=0.02)
+
+    def _frame_values(self, view: str, low: float, high: float) -> None:
+        """The value axis as the step axis: set in round numbers, moved only when the data
+        leaves it or fills less than a quarter of it. An axis that keeps its range keeps
+        its tick labels cached (they are most of a frame's cost), and pyqtgraph has no
+        bounds to work out again at each paint."""
+        framed = _round_range(self._y_ranges.get(view), low, high, fill=0.25)
+        if framed is not None:
+            self._y_ranges[view] = framed
+            self._plot(view).setYRange(*framed, padding=0.02)
 
     def _empty(self) -> None:
         """Every plot empty, and the next data framed afresh."""
@@ -568,6 +602,8 @@ class HookPane(QWidget):
         self._rows, self._last_step = 0, None
         self._heatmap_shape = None
         self._x_ranges.clear()
+        self._y_ranges.clear()
+        self._levels = None
         self.histogram_image.clear()
         self.heatmap_image.clear()
         for curve in (self.mean_curve, self.min_curve, self.max_curve, self.band_low,
@@ -722,6 +758,25 @@ def _nice_span(span: float) -> float:
     fills most of the axis, and the axis still widens only a few times per decade."""
     power = 10.0 ** math.floor(math.log10(span))
     return next(m * power for m in (1, 1.5, 2, 3, 4, 5, 7.5, 10) if m * power >= span)
+
+
+def _round_range(shown: tuple[float, float] | None, low: float, high: float, *,
+                 fill: float) -> tuple[float, float] | None:  # fmt: skip
+    """A range in round numbers around [low, high], or None to keep `shown`: it holds them
+    and they fill at least `fill` of it (a range moved at every frame costs its labels)."""
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return None
+    if shown is not None and shown[0] <= low and high <= shown[1] \
+            and high - low >= fill * (shown[1] - shown[0]):  # fmt: skip
+        return None
+    span = high - low
+    if span <= 0:  # a single value: room around it
+        span = max(abs(high), 1.0) * 0.1
+    unit = _nice_span(span * 1.25) / 10
+    bottom, top = math.floor(low / unit) * unit, math.ceil(high / unit) * unit
+    if top - bottom < unit:
+        bottom, top = bottom - unit, top + unit
+    return bottom, top
 
 
 def _ordinal(n: int) -> str:
