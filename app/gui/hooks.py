@@ -283,14 +283,15 @@ class HookController(QObject):
         session = self.run.session
         if session is None or not self.window.isVisible():
             return
-        captures = session.captures
-        wanted = self.visible_hooks()
         if self.monitor is not None and time.monotonic() - self._health_at >= HEALTH_MS / 1000:
             self._health_at = time.monotonic()
             self.summary_budget.timed(self._show_health)
-        if wanted and (session.status != RUNNING or self.summary_budget.ready()):
-            # (while training, within the budget; paused or done, catch up at once)
-            self.summary_budget.timed(self._summarise, captures, wanted)
+        # While training, within the budget (asked first: finding what is visible has a
+        # cost of its own); paused or done, catch up at once.
+        if session.status != RUNNING or self.summary_budget.ready():
+            wanted = self.visible_hooks()
+            if wanted:
+                self.summary_budget.timed(self._summarise, session.captures, wanted)
         self._tick_panes()
 
     def _tick_panes(self) -> None:
