@@ -589,3 +589,20 @@ def test_axes_and_colour_levels_hold_while_the_data_fits_and_follow_when_it_leav
     feed(capture, [array * 50 for array in between_1_and_2(3)])  # out of range
     assert pane.poll()
     assert shown() != before and covers(*values(capture))
+
+
+def test_the_value_axis_keeps_its_width_when_its_labels_get_shorter(make_pane, qtbot):
+    # A narrower axis would move the plot and repaint the whole pane at every such frame.
+    capture = make_capture(arrays=[np.full((2, 3), 12345.6) + k for k in range(5)])
+    pane = make_pane(capture, view="stats")
+    pane.show()
+    qtbot.waitExposed(pane)
+    pane.grab()
+    qtbot.wait(50)  # (the width follows the labels once they are painted)
+    axis = pane._plot("stats").getAxis("left")
+    wide = axis.width()
+    pane.set_capture(make_capture(arrays=[np.full((2, 3), 0.5) + k for k in range(4)]))
+    pane.grab()  # short labels now
+    qtbot.wait(50)
+    assert pane._plot("stats").getViewBox().viewRange()[1][1] < 1000  # the range moved
+    assert axis.width() == wide

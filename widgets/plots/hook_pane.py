@@ -121,6 +121,7 @@ class HookPane(QWidget):
         self._x_ranges: dict[str, tuple[float, float]] = {}
         self._y_ranges: dict[str, tuple[float, float]] = {}
         self._levels: tuple[float, float] | None = None  # the heatmap's colour levels
+        self._new_ranges: dict[str, dict] = {}  # view -> axis ranges to set after drawing
         self._gradient_map: bool | None = None
         self._heatmap_shape: tuple[int, ...] | None = None
         self._dock: QDockWidget | None = None
@@ -270,6 +271,7 @@ class HookPane(QWidget):
         self.color_bar = pg.ColorBarItem(colorMap=SEQUENTIAL_MAP, interactive=False, width=10,
                                          colorMapMenu=False)  # fmt: skip
         adopt_menus(self.plot_views["heatmap"], self.color_bar)  # a ColorBarItem is a PlotItem
+        self.color_bar.axis.setStyle(autoReduceTextSpace=False)  # as _label_axes says
         self.color_bar.setImageItem(self.heatmap_image)
         plot.layout.addItem(self.color_bar, 2, 5)  # right of the right-hand axis
         _label_axes(plot, "", "")
@@ -459,6 +461,10 @@ class HookPane(QWidget):
             self._draw_heatmap()
         else:
             self._draw_norm(stats)
+        # Both axes in one call: moved one after the other, they cost two full repaints.
+        for name, ranges in self._new_ranges.items():
+            self._plot(name).getViewBox().setRange(**ranges, padding=0.02)
+        self._new_ranges.clear()
         self._show_selectors()
         self._update_status()
 
@@ -583,7 +589,7 @@ class HookPane(QWidget):
             return
         top = first + _nice_span(max(last - first, 10.0) * 1.25)
         self._x_ranges[view] = (first, top)
-        self._plot(view).setXRange(first, top, padding=0.02)
+        self._new_ranges.setdefault(view, {})["xRange"] = (first, top)
 
     def _frame_values(self, view: str, low: float, high: float) -> None:
         """The value axis as the step axis: set in round numbers, moved only when the data
@@ -593,7 +599,7 @@ class HookPane(QWidget):
         framed = _round_range(self._y_ranges.get(view), low, high, fill=0.25)
         if framed is not None:
             self._y_ranges[view] = framed
-            self._plot(view).setYRange(*framed, padding=0.02)
+            self._new_ranges.setdefault(view, {})["yRange"] = framed
 
     def _empty(self) -> None:
         """Every plot empty, and the next data framed afresh."""
@@ -751,6 +757,9 @@ def _label_axes(plot: pg.PlotItem, left: str, bottom: str) -> None:
         # pyqtgraph works the prefix out even as it turns it off, and keeps the scale it
         # found (a heatmap chosen before any data then read 0 … 8000 for 8 rows).
         axis.autoSIPrefixScale, axis.labelUnitPrefix = 1.0, ""
+        # Room for the labels grows and never shrinks back: an axis whose width changes
+        # moves the plot, and the whole pane paints again (twice each time the range moves).
+        axis.setStyle(autoReduceTextSpace=False)
 
 
 def _nice_span(span: float) -> float:
