@@ -46,11 +46,8 @@ log = logging.getLogger(__name__)
 TICK_MS = round(READ_INTERVAL * 1000)  # summaries, probes and the panes' redraws
 HEALTH_MS = 500
 MAX_READ_GAP = 2.0  # seconds: a longer pause between summaries says nothing of their pace
-# Shares of one core. A pane's redraw (~1–2.5 ms once its axes settle) and a summary
-# (~0.1 ms per 16k-number capture) are cheap enough that half a percent each still
-# refreshes every pane every few seconds, and it is training time the panes don't take.
-PANE_SHARE = 0.005  # for all panes' redraws together
-SUMMARY_SHARE = 0.005  # for the summaries and the probes
+PANE_SHARE = 0.01  # of one core, for all panes' redraws together
+SUMMARY_SHARE = 0.01  # of one core, for the summaries and the probes
 SPARK_POINTS = 64
 KIND_NAMES = {
     "forward_pre": "Forward-pre hook",
