@@ -606,3 +606,84 @@ def test_the_value_axis_keeps_its_width_when_its_labels_get_shorter(make_pane, q
     qtbot.wait(50)
     assert pane._plot("stats").getViewBox().viewRange()[1][1] < 1000  # the range moved
     assert axis.width() == wide
+
+
+@pytest.mark.parametrize("view", ["histogram", "stats", "norm"])
+def test_while_streaming_the_step_axis_leaves_room_and_closes_in_once_training_stops(
+        make_pane, qtbot, view):  # fmt: skip
+    # A step axis that widens costs a whole repaint of the pane: while training streams
+    # it leaves room for as many steps again, so it widens about once per doubling of
+    # the steps; once the stream stops, one redraw frames the steps closely.
+    capture = make_capture(arrays=[np.full((2, 3), 1.0 + k) for k in range(10)],
+                           steps=range(100, 1100, 100))  # fmt: skip
+    pane = make_pane(capture, view=view, budget=FrameBudget(1.0), own_timer=False)
+    pane.show()
+    qtbot.waitExposed(pane)
+    box = pane._plot(view).getViewBox()
+
+    def top():
+        return box.viewRange()[0][1]
+
+    widenings = 0
+    shown = top()
+    for last in range(1100, 8100, 100):  # training goes on: a capture at each tick
+        feed(capture, [np.full((2, 3), 2.0)], steps=[last])
+        drawn = pane.redraws
+        pane.tick()
+        assert pane.redraws == drawn + 1  # streaming, within a budget that allows it
+        assert top() >= last  # every step shown
+        if top() != shown:  # widened: room ahead for as many steps again
+            widenings += 1
+            assert top() - 100 >= 2 * (last - 100)
+        shown = top()
+    assert widenings <= 3  # 1,100 → 8,000 steps: about three doublings, not 70 moves
+    pane._changed_at -= QUIET_SECONDS  # nothing copied for a while: the run stopped
+    drawn = pane.redraws
+    pane.tick()  # no new version, yet the axis closes in, once
+    assert pane.redraws == drawn + 1
+    assert top() >= 8000 and (8000 - 100) / (top() - 100) > 0.5
+    pane.tick()
+    assert pane.redraws == drawn + 1
+
+
+def test_a_streaming_redraw_asks_the_budget_before_working_out_what_is_visible(
+        make_pane, qtbot, monkeypatch):  # fmt: skip
+    # Most ticks while training find the shared budget spent; they cost a version check,
+    # not the visible region of the pane (which Qt works out through every parent).
+    capture = make_capture(arrays=[np.zeros(2)])
+    pane = make_pane(capture, view="stats", budget=NeverReady(), own_timer=False)
+    pane.show()
+    qtbot.waitExposed(pane)
+    asked = []
+    monkeypatch.setattr(pane, "visibleRegion", lambda: asked.append(1) or pane.rect())
+    for _ in range(5):
+        feed(capture, [np.ones(2)])
+        pane.tick()
+    assert asked == [] and pane.redraws == 1  # (the one when shown)
+
+
+def test_a_new_range_is_painted_once(make_pane, qtbot):
+    # pyqtgraph moves the view at its next paint; moved during that paint, it asked for
+    # a second full paint of the pane at every new range.
+    capture = make_capture(kind="backward", arrays=[np.full((2, 3), 10.0**-k) for k in range(5)])
+    pane = make_pane(capture, view="norm")
+    pane.show()
+    qtbot.waitExposed(pane)
+    qtbot.wait(50)
+    view = pane.plot_views["norm"]
+    paints = []
+    original = type(view).paintEvent
+    view.paintEvent = lambda event: paints.append(event.rect()) or original(view, event)
+    feed(capture, [np.full((2, 3), 1e4)] * 3, steps=[500, 900, 2000])  # new x and y ranges
+    assert pane.poll()
+    qtbot.wait(100)
+    full = [rect for rect in paints if rect.width() >= view.viewport().width() - 1]
+    assert len(full) == 1
+
+
+def test_pane_axes_draw_their_labelled_ticks_only(make_pane):
+    # pyqtgraph's finer tick levels cost a Python object per tick at every new range.
+    pane = make_pane(make_capture(arrays=[np.zeros(2)]))
+    for view in pane.VIEWS:
+        for name in ("left", "bottom"):
+            assert pane._plot(view).getAxis(name).style["maxTickLevel"] == 0

@@ -48,6 +48,7 @@ from widgets.plots.ownership import adopt_menus
 
 POLL_INTERVAL_MS = 100  # on its own timer: a version check; a redraw when budgeted
 QUIET_SECONDS = 0.3  # a capture whose version held this long has stopped streaming
+STREAMING_HEADROOM = 2.0  # a step axis leaves room for this many times its steps, streaming
 REDRAW_SHARE = 0.04  # of one core, for a pane given no shared budget
 STAT = {name: i for i, name in enumerate(STAT_COLUMNS)}
 DEFAULT_SETTINGS = {"channel": 0, "sample": 0, "paused": False, "every_step": False}
@@ -113,6 +114,8 @@ class HookPane(QWidget):
         self._seen: int | None = None  # the capture's version last drawn
         self._last_version: int | None = None  # captures copied, at the last tick
         self._changed_at = 0.0  # when that count was first seen (time.monotonic)
+        self._streaming = False  # while a redraw during training runs: axes leave room
+        self._roomy = False  # the last redraw was one of those
         self._latest: np.ndarray | None = None  # the tensor of the heatmap, kept for selectors
         self._rows = 0
         self._last_step: float | None = None
@@ -423,13 +426,28 @@ class HookPane(QWidget):
         now = time.monotonic()
         if written != self._last_version:
             self._last_version, self._changed_at = written, now
-        if capture.version == self._seen:
-            return  # nothing new: not even the budget (or what is visible) is asked
-        if self.paused or self.visibleRegion().isEmpty():
-            return  # a tab behind another is moved out of sight, not hidden
+        if self.paused:
+            return
         streaming = now - self._changed_at < QUIET_SECONDS
-        if not streaming or self.budget.ready():
+        if capture.version == self._seen:
+            # Nothing new: not even the budget (or what is visible) is asked — unless the
+            # stream stopped with the step axis still leaving room: it closes in once.
+            if not streaming and self._roomy and not self.visibleRegion().isEmpty():
+                self._roomy = False
+                self.budget.timed(self._redraw)
+                self.redraws += 1
+            return
+        # The budget before what is visible: working out a widget's visible region costs
+        # more than the question, and most ticks while streaming find the budget spent.
+        if streaming and not self.budget.ready():
+            return
+        if self.visibleRegion().isEmpty():
+            return  # a tab behind another is moved out of sight, not hidden
+        self._streaming = self._roomy = streaming
+        try:
             self.budget.timed(self.poll)
+        finally:
+            self._streaming = False
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
@@ -463,7 +481,11 @@ class HookPane(QWidget):
             self._draw_norm(stats)
         # Both axes in one call: moved one after the other, they cost two full repaints.
         for name, ranges in self._new_ranges.items():
-            self._plot(name).getViewBox().setRange(**ranges, padding=0.02)
+            box = self._plot(name).getViewBox()
+            box.setRange(**ranges, padding=0.02)
+            # pyqtgraph moves the view at its next paint, and moving it during a paint
+            # asks for a second one: moved now, one paint shows it.
+            box.prepareForPaint()
         self._new_ranges.clear()
         self._show_selectors()
         self._update_status()
@@ -580,14 +602,22 @@ class HookPane(QWidget):
 
     def _frame_steps(self, view: str, first: float, last: float) -> None:
         """Widen a step axis in jumps, not at every frame: an axis whose range stays put
-        keeps its ticks cached, so a redraw repaints the data, not the tick labels."""
+        keeps its ticks cached, so a redraw repaints the data, not the tick labels.
+
+        While training streams, the axis leaves room for as many steps again as are
+        shown, so it widens about once per doubling of the steps (a widening repaints
+        the whole pane, several times the cost of a redraw that keeps the axes); once
+        the stream stops, it closes in on the data (the steps fill more than half of it).
+        """
         shown = self._x_ranges.get(view)
         # (within the 2 % padding: the distribution image's first column, half a column
         # left of the first step, moves left a little as its columns widen)
         if shown is not None and shown[0] - 0.02 * (shown[1] - shown[0]) <= first \
-                and last <= shown[1]:  # fmt: skip
+                and last <= shown[1] \
+                and (self._streaming or last - first >= 0.55 * (shown[1] - shown[0])):  # fmt: skip
             return
-        top = first + _nice_span(max(last - first, 10.0) * 1.25)
+        headroom = STREAMING_HEADROOM if self._streaming else 1.1
+        top = first + _nice_span(max(last - first, 10.0) * headroom)
         self._x_ranges[view] = (first, top)
         self._new_ranges.setdefault(view, {})["xRange"] = (first, top)
 
@@ -760,6 +790,9 @@ def _label_axes(plot: pg.PlotItem, left: str, bottom: str) -> None:
         # Room for the labels grows and never shrinks back: an axis whose width changes
         # moves the plot, and the whole pane paints again (twice each time the range moves).
         axis.setStyle(autoReduceTextSpace=False)
+        # Labelled ticks only: a small pane reads as well without pyqtgraph's finer levels,
+        # which cost a Python object per tick (most of a new range's paint, on two axes).
+        axis.setStyle(maxTickLevel=0)
 
 
 def _nice_span(span: float) -> float:
