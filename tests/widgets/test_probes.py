@@ -73,6 +73,30 @@ def test_values_draw_a_sparkline_newest_at_the_right(editor, hooked):
     editor.scene.set_probe_values("unknown", np.ones(3), "not a probe")  # ignored
 
 
+def test_a_probe_charges_its_painting_to_the_scene_probe_budget(editor, hooked):
+    # A sparkline repainted at each new value is part of what the hook views cost; the
+    # window gives the scene the budget that spaces the summaries out.
+    charged = []
+
+    class Budget:
+        def timed(self, work, *args):
+            charged.append(work)
+            return work(*args)
+
+    painted = []
+    probe = editor.scene.probes["fwd"]
+    paint = probe._paint
+    probe._paint = lambda *args: painted.append(1) or paint(*args)
+    editor.scene.probe_budget = Budget()
+    editor.scene.set_probe_values("fwd", np.array([0.0, 1.0, 4.0]), "mean")
+    editor.view.viewport().repaint()
+    assert painted and len(charged) == len(painted)
+    editor.scene.probe_budget = None
+    editor.scene.set_probe_values("fwd", np.array([4.0, 1.0, 0.0]), "mean")
+    editor.view.viewport().repaint()
+    assert len(painted) > len(charged)  # painted again, charged to nothing
+
+
 def test_sparkline_skips_nan_and_inf_and_is_flat_when_constant():
     area = ProbeItem.SPARK
     path, last = sparkline(np.array([1.0, np.nan, 3.0, np.inf, 2.0]), area)

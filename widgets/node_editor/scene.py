@@ -9,6 +9,8 @@ levels: the scene draws those whose node or edge is on the level shown.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from PySide6.QtCore import QPointF, QRectF, QTimer, Signal
 from PySide6.QtGui import QBrush
@@ -57,6 +59,9 @@ class GraphScene(QGraphicsScene):
         self._insides: dict[str, Subscription] = {}  # composite id -> its subgraph's events
         self.shapes = Shapes()
         self._live_shapes: LiveShapeLabels | None = None
+        # Charged with the CPU time of the probes' painting (anything with `timed(work,
+        # *args)`, e.g. the hook views' FrameBudget), or None.
+        self.probe_budget: Any = None
         self.details = True  # labels shown (False when zoomed out)
         self.snap = style.GRID
         self.network_mode: bool | None = None  # None: no badges; else True for train mode
