@@ -46,8 +46,8 @@ log = logging.getLogger(__name__)
 TICK_MS = round(READ_INTERVAL * 1000)  # summaries, probes and the panes' redraws
 HEALTH_MS = 500
 MAX_READ_GAP = 2.0  # seconds: a longer pause between summaries says nothing of their pace
-PANE_SHARE = 0.01  # of one core, for all panes' redraws together
-SUMMARY_SHARE = 0.01  # of one core, for the summaries and the probes
+PANE_SHARE = 0.005  # of one core, for all panes' redraws together
+SUMMARY_SHARE = 0.004  # of one core, for the summaries and the probes (painting included)
 SPARK_POINTS = 64
 KIND_NAMES = {
     "forward_pre": "Forward-pre hook",
@@ -76,6 +76,7 @@ class HookController(QObject):
         self.docks: dict[str, HookDock] = {}
         self.budget = FrameBudget(PANE_SHARE)  # shared by every pane
         self.summary_budget = FrameBudget(SUMMARY_SHARE)
+        editor.scene.probe_budget = self.summary_budget  # the sparklines' repaints too
         self.monitor: HealthMonitor | None = None
         self.summaries = 0  # captures summarised (tests: nothing when nothing is visible)
         self._project: Project | None = None

@@ -43,10 +43,11 @@ STAT_COLUMNS = ("step", "mean", "std", "min", "max", "norm")
 HISTORY_WIDTH = len(STAT_COLUMNS) + 2 + HISTOGRAM_BINS  # stats, then min, max, counts…
 LATEST_LIMIT = 1 << 16  # numbers kept of the newest tensor (leading samples of a big batch)
 RING_SLOTS = 64  # captured copies waiting for the reader
-SLOT_LIMIT = 1 << 14  # numbers copied per capture (leading samples of a big batch)
+SLOT_LIMIT = 1 << 13  # numbers copied per capture (leading samples of a big batch)
 CAPTURE_BUDGET = 0.01  # share of the step time the copies may take before the stride grows
 MAX_STRIDE = 1 << 12
-MIN_CAPTURE_RATE = 5.0  # captures a second the stride never goes below: the GUI's tick rate
+MIN_CAPTURE_RATE = 2.0  # captures a second the stride never goes below: a pane redraws each
+# second or two (within its budget), and each redraw has captures it has not shown
 READ_INTERVAL = 0.2  # seconds between two summaries by the GUI (app.gui.hooks.TICK_MS)
 # Captures a reader summarises at each read (at most): a few evenly spaced rows per read
 # show a run as well as many, and cheap reads come often within the same budget.
