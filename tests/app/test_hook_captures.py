@@ -169,11 +169,11 @@ def test_with_a_reader_ten_times_a_second_captures_are_spaced_to_fit_each_read()
     # 300 steps between two reads, at most CAPTURES_PER_READ (8) captures: every 64th step
     # (a power of two).
     assert pace.stride == 64
-    pace.read_interval = 2.0  # a slow reader: the stride stops where 5 a second remain
-    for _ in range(4000):
+    pace.read_interval = 4.0  # a slow reader: the stride stops where 2 a second remain
+    for _ in range(8000):
         pace.step_started()
         clock.now += 1 / 3000
-    assert pace.stride == 512
+    assert pace.stride == 1024
 
 
 def test_engine_hooks_are_on_only_for_the_steps_a_capture_is_due():
