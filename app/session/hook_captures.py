@@ -388,6 +388,9 @@ class HookCaptures:
         self._cell_for = cell_for
         self._edge_hook = edge_hook
         self._handles: dict[str, Any] = {}
+        # Engine hooks on after the last step (at least): while none is, a step off the
+        # stride asks no capture (a capture for every step keeps its hook on).
+        self._on = 0
         for hook in hooks:
             self.attach(hook)
 
@@ -400,10 +403,15 @@ class HookCaptures:
     def step(self, value: int) -> None:
         self._step = value
         if self._handles:
-            self.pace.step_started()
-            enabled = self.enabled
+            pace = self.pace
+            pace.step_started()
+            if not self._on and value % pace.stride:
+                return  # every hook off, and off the stride: none is due (the common case)
+            enabled, on = self.enabled, 0
             for attachment in list(self._handles.values()):
                 attachment.follow(enabled and attachment.capture.wants(value))
+                on += attachment.on
+            self._on = on
 
     @property
     def stride(self) -> int:
@@ -427,6 +435,7 @@ class HookCaptures:
             self.skipped[hook.id] = install
             return None
         self._handles[hook.id] = _Attachment(capture, install)
+        self._on += 1  # on from the start
         self.captures[hook.id] = capture
         return capture
 

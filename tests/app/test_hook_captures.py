@@ -207,6 +207,36 @@ def test_engine_hooks_are_on_only_for_the_steps_a_capture_is_due():
     assert edge not in session.compiled.edge_hooks and [c.captured for c in captures] == [3] * 3
 
 
+def test_off_the_stride_a_step_asks_no_capture_and_every_step_still_starts(monkeypatch):
+    # At a stride of 8, seven steps in eight find every hook off and ask no capture
+    # whether it is due (the per-step cost of five hooks on a fast MLP was 0.6 % of its
+    # step); a capture set to every step starts at the next step on the stride.
+    project = mlp_project(epochs=100)
+    tanh1 = project.graph.node_named("tanh1").id
+    project.hooks = [Hook("forward", tanh1), Hook("backward", tanh1)]
+    session = TrainingSession(project)
+    captures = session.captures
+    monkeypatch.setattr(captures.pace, "step_started", lambda: None)
+    captures.pace.stride = 8
+    asked = []
+    for capture in captures.captures.values():
+        wants = capture.wants
+        monkeypatch.setattr(capture, "wants", lambda step, wants=wants: asked.append(step)
+                            or wants(step))  # fmt: skip
+    session.run(steps=20)
+    forward, backward = (captures.captures[h.id] for h in project.hooks)
+    assert forward.stats.snapshot()[:, 0].tolist() == [8, 16]
+    assert backward.stats.snapshot()[:, 0].tolist() == [8, 16]
+    # Asked at the first step (the hooks start on), then on the stride and the step after
+    # (which turns the hooks off again).
+    assert sorted(set(asked)) == [1, 8, 9, 16, 17]
+    forward.every_step = True  # all hooks off now (steps 17 … 20)
+    session.run(steps=20)  # steps 21 … 40
+    forward.summarise()
+    assert forward.stats.snapshot()[:, 0].tolist() == [8, 16, *range(24, 41)]
+    assert backward.stats.snapshot()[:, 0].tolist() == [8, 16, 24, 32, 40]
+
+
 def test_a_big_capture_s_histogram_is_sampled_evenly_and_counts_every_number():
     # A (64, 16, 4, 4) activation whose value is its column (0…3): a sample every 4th
     # number would see one column only. The histogram is counted from a sample (see
