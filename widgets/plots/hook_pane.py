@@ -49,6 +49,8 @@ from widgets.plots.ownership import adopt_menus
 POLL_INTERVAL_MS = 100  # on its own timer: a version check; a redraw when budgeted
 QUIET_SECONDS = 0.3  # a capture whose version held this long has stopped streaming
 STREAMING_HEADROOM = 2.0  # a step axis leaves room for this many times its steps, streaming
+SETTLED_HEADROOM = 1.1  # … and this much once the stream stopped, kept while the steps
+SETTLED_FILL = 0.55  # fill this share of it (a fresh frame fills at least 1 / (1.1 × 1.5))
 REDRAW_SHARE = 0.04  # of one core, for a pane given no shared budget
 STAT = {name: i for i, name in enumerate(STAT_COLUMNS)}
 DEFAULT_SETTINGS = {"channel": 0, "sample": 0, "paused": False, "every_step": False}
@@ -614,9 +616,10 @@ class HookPane(QWidget):
         # left of the first step, moves left a little as its columns widen)
         if shown is not None and shown[0] - 0.02 * (shown[1] - shown[0]) <= first \
                 and last <= shown[1] \
-                and (self._streaming or last - first >= 0.55 * (shown[1] - shown[0])):  # fmt: skip
+                and (self._streaming
+                     or last - first >= SETTLED_FILL * (shown[1] - shown[0])):  # fmt: skip
             return
-        headroom = STREAMING_HEADROOM if self._streaming else 1.1
+        headroom = STREAMING_HEADROOM if self._streaming else SETTLED_HEADROOM
         top = first + _nice_span(max(last - first, 10.0) * headroom)
         self._x_ranges[view] = (first, top)
         self._new_ranges.setdefault(view, {})["xRange"] = (first, top)
@@ -789,10 +792,10 @@ def _label_axes(plot: pg.PlotItem, left: str, bottom: str) -> None:
         axis.autoSIPrefixScale, axis.labelUnitPrefix = 1.0, ""
         # Room for the labels grows and never shrinks back: an axis whose width changes
         # moves the plot, and the whole pane paints again (twice each time the range moves).
-        axis.setStyle(autoReduceTextSpace=False)
-        # Labelled ticks only: a small pane reads as well without pyqtgraph's finer levels,
-        # which cost a Python object per tick (most of a new range's paint, on two axes).
-        axis.setStyle(maxTickLevel=0)
+        # Labelled ticks only (maxTickLevel=0): a small pane reads as well without
+        # pyqtgraph's finer levels, which cost a Python object per tick (most of a new
+        # range's paint, on two axes).
+        axis.setStyle(autoReduceTextSpace=False, maxTickLevel=0)
 
 
 def _nice_span(span: float) -> float:
