@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.catalogue import CATALOGUE, Catalogue, CatalogueError, ParamSpec
 from app.document import Graph, Node, Subscription
-from app.gui.commands import DocumentCommand, RenameCommand, SetParamCommand, graph_at, perform
+from app.undo.commands import DocumentCommand, RenameCommand, SetParamCommand, graph_at, perform
 
 BAD = "QLineEdit, QComboBox { background: #ffe3e3; color: #7a1010; border: 1px solid #ef5350; }"
 

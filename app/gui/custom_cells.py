@@ -33,7 +33,7 @@ from app.catalogue.custom_cells import (
 from app.compiler.shapes import infer_shapes
 from app.compiler.shapes import text as shape_text
 from app.document import Project
-from app.gui.commands import SnapshotCommand, perform
+from app.undo.commands import SnapshotCommand, perform
 from widgets.code_editor import CodePane
 
 if TYPE_CHECKING:

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 from app import __version__
 from app.gui import project_files
 from app.gui.autosave import INTERVAL_KEY, Autosave, interval_setting
-from app.gui.commands import DocumentStack
 from app.gui.custom_cells import CustomCellController
 from app.gui.export import ExportController
 from app.gui.hooks import HookController
@@ -41,6 +40,7 @@ from app.gui.settings import (
 )
 from app.gui.theme import THEME_KEY, THEMES, apply_theme, theme_setting
 from app.gui.workbench import Workbench
+from app.undo.commands import DocumentStack
 from widgets.preferences_dialog import Preferences, PreferencesDialog
 
 PROJECT_FILTER = "Cellwright projects (*.cwproj);;All files (*)"

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import QDialog, QDockWidget
 
 from app.compiler import CompiledNetwork, compile_project
 from app.document import FreezeChanged, ParamValuesChanged, Project
-from app.gui.commands import FreezeCommand, ParamValuesCommand, perform
 from app.session import PAUSED, RUNNING, STOPPING, TrainingSettings
 from app.session.param_access import (
     ParamInfo,
@@ -33,6 +32,7 @@ from app.session.param_access import (
     sync,
 )
 from app.session.param_values import make_values, statistics
+from app.undo.commands import FreezeCommand, ParamValuesCommand, perform
 from engine import _random
 from widgets.param_list import ParameterList
 from widgets.reinit_dialog import ReinitDialog

@@ -25,7 +25,6 @@ from PySide6.QtWidgets import QMessageBox, QSplitter, QToolBar, QVBoxLayout, QWi
 from app.catalogue import CATALOGUE
 from app.compiler import CompileError, compile_project
 from app.document import ABSENT, Project
-from app.gui.commands import TrainingSettingCommand, perform
 from app.session import (
     PAUSED,
     READY,
@@ -43,6 +42,7 @@ from app.session import (
 )
 from app.session.boundary import predict_points
 from app.session.progress import rng_state, set_rng_state
+from app.undo.commands import TrainingSettingCommand, perform
 from widgets.plots import (
     DecisionBoundaryView,
     FrameBudget,

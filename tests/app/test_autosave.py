@@ -14,11 +14,11 @@ import pytest
 from PySide6.QtWidgets import QMessageBox
 
 from app.gui.autosave import INTERVAL_KEY, left_behind, offer_recovery, recovery_folder
-from app.gui.commands import RenameCommand, perform
 from app.gui.main_window import MainWindow
 from app.gui.settings import app_settings
 from app.io.project_file import load_project
 from app.resources_path import resource_path
+from app.undo.commands import RenameCommand, perform
 from tests.app.dialogs import record_dialogs
 from tests.app.window_support import shown_window
 
@@ -109,7 +109,7 @@ KILLED_APP = textwrap.dedent("""
     from PySide6.QtCore import QSettings
     QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, sys.argv[1])
     from app.main import _application
-    from app.gui.commands import RenameCommand, perform
+    from app.undo.commands import RenameCommand, perform
     from app.gui.main_window import MainWindow
     app = _application()
     window = MainWindow(remember_layout=False)

@@ -5,7 +5,7 @@ import pytest
 from PySide6.QtGui import QUndoStack
 
 from app.document import ABSENT, Graph, Project
-from app.gui.commands import (
+from app.undo.commands import (
     AddNodeCommand,
     ConnectCommand,
     DisconnectCommand,

@@ -6,10 +6,10 @@ import pytest
 
 from app.catalogue import CATALOGUE
 from app.document import DocumentError, Hook, HookAdded, HookChanged, HookRemoved, Project
-from app.gui.commands import DocumentStack, HookCommand, perform, splice_command
 from app.io.project_file import load_project, save_project
 from app.session import HookCapture, TrainingSession
 from app.session.health import HealthMonitor, gradient_health, output_health
+from app.undo.commands import DocumentStack, HookCommand, perform, splice_command
 from tests.app.document_samples import canonical, mlp
 from tests.app.session_samples import chain, mlp_project
 

@@ -5,9 +5,9 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtWidgets import QMessageBox
 
-from app.gui.commands import ParamValuesCommand, perform
 from app.session import PAUSED, RUNNING
 from app.session.predict import probabilities_of
+from app.undo.commands import ParamValuesCommand, perform
 from tests.app.dialogs import record_dialogs
 from tests.app.window_support import DIGITS, MOONS, TIMEOUT, shown_window
 from tests.app.window_support import open_example as open_window_example

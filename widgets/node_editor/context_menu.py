@@ -12,7 +12,7 @@ from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtWidgets import QMenu
 
 from app.document import BOUNDARY_TYPES, DocumentError, Hook
-from app.gui.commands import HookCommand, splice_command
+from app.undo.commands import HookCommand, splice_command
 from widgets.node_editor.node_types import fitting
 
 NO_CELL_TYPES = frozenset({"Input", "Output"}) | BOUNDARY_TYPES

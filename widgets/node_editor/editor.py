@@ -15,7 +15,7 @@ from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from app.document import Graph
-from app.gui.commands import (
+from app.undo.commands import (
     DisconnectCommand,
     DocumentCommand,
     MoveCommand,

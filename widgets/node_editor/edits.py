@@ -11,7 +11,7 @@ from PySide6.QtGui import QCursor
 
 from app.catalogue import CatalogueError
 from app.document import BOUNDARY_TYPES
-from app.gui.commands import (
+from app.undo.commands import (
     AddNodeCommand,
     ConnectCommand,
     DisconnectCommand,
