@@ -25,6 +25,7 @@ from engine._dtype import (
 )
 from engine._random import get_seed, set_seed
 from engine.autograd import enable_grad, no_grad
+from engine.common import initializer as _initializer  # Tensor(init=...) fills through it
 from engine.context import GRAPH_MODE, PYNATIVE_MODE, get_context, jit, set_context
 from engine.grad import GradOperation, get_grad, grad, value_and_grad
 from engine.parameter import Parameter, ParameterTuple

@@ -28,6 +28,10 @@ class _State(threading.local):
 state = _State()
 
 
+class HookError(RuntimeError):
+    """An exception raised inside a hook or `bprop`; the original is chained as `__cause__`."""
+
+
 class Node:
     """One recorded op (or a leaf: `vjp is None`).
 

@@ -62,6 +62,12 @@ def format_value(arr: np.ndarray) -> str:
     return ("\n" if arr.ndim > 1 else " ") + text
 
 
+# `initializer(init, shape, dtype)` of `engine.common.initializer`, for `Tensor(init=...)`.
+# That module builds Tensors, so it imports this one and puts its function here on import
+# (`import engine` imports it), as `engine.ops` binds the Tensor methods.
+_initializer = None
+
+
 class Tensor:
     """An n-dimensional array of numbers that can take part in differentiation."""
 
@@ -73,9 +79,7 @@ class Tensor:
             if shape is None:
                 raise TypeError("Tensor needs input_data, or a shape and dtype")
             if init is not None:
-                from engine.common.initializer import initializer
-
-                input_data = initializer(init, shape, dtype or DType("Float32", np.float32))._data
+                input_data = _initializer(init, shape, dtype or DType("Float32", np.float32))._data
             else:
                 input_data = np.zeros(shape, dtype=to_numpy_dtype(dtype or np.float32))
         self._data = _infer_array(input_data, dtype)

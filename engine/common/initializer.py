@@ -14,6 +14,7 @@ import numbers
 
 import numpy as np
 
+from engine import tensor as _tensor
 from engine._dtype import float32, to_numpy_dtype
 from engine._random import rng
 from engine.tensor import Tensor, wrap
@@ -259,3 +260,6 @@ def initializer(init, shape=None, dtype=float32) -> Tensor:
             f"{type(init).__name__}"
         )
     return wrap(np.asarray(init._fill(shape)).astype(np_dtype, copy=False))
+
+
+_tensor._initializer = initializer  # Tensor(shape=..., init=...) fills through this module

@@ -8,15 +8,11 @@ from collections import OrderedDict
 import numpy as np
 
 from engine import autograd
-from engine.autograd import Node, leaf_node, no_grad, run_backward, state, walk_region
+from engine.autograd import HookError, Node, leaf_node, no_grad, run_backward, state, walk_region
 from engine.parameter import Parameter
 from engine.tensor import Tensor, wrap
 
 _hook_ids = itertools.count()
-
-
-class HookError(RuntimeError):
-    """An exception raised inside a hook or `bprop`; the original is chained as `__cause__`."""
 
 
 class HookHandle:

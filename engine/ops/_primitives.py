@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from engine._random import rng
-from engine.autograd import Node, state
+from engine.autograd import HookError, Node, state
 from engine.ops._functional import _tensor
 from engine.parameter import Parameter
 from engine.tensor import Tensor, wrap
@@ -43,8 +43,6 @@ def _hook_vjp(g, hook: HookBackward, needs):
     try:
         result = hook.hook_fn((wrap(g),))
     except Exception as exc:
-        from engine.nn.cell import HookError
-
         name = getattr(hook.hook_fn, "__qualname__", repr(hook.hook_fn))
         raise HookError(f"HookBackward hook {name} raised {type(exc).__name__}: {exc}") from exc
     if result is None:
