@@ -276,7 +276,7 @@ def test_a_pane_on_a_4d_activation_shows_the_chosen_channel_and_sample(window, q
     pane.channel_spin.setValue(11)
     pane.sample_spin.setValue(2)
     pane.poll()
-    np.testing.assert_array_equal(pane.heatmap_image.image, latest[2, 11])
+    np.testing.assert_array_equal(pane.heatmap_view.image.image, latest[2, 11])
 
 
 def test_the_health_overlay_marks_a_relu_whose_units_are_all_dead(window, qtbot, tmp_path):
