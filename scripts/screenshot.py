@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
     os.chdir(REPO)
     sys.path.insert(0, str(REPO))
-    from PySide6.QtCore import QSettings
+    from PySide6.QtCore import QSettings, Qt
 
     from app.gui.main_window import MainWindow
     from app.main import _application
@@ -102,6 +102,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.predict:  # the panel alone is the picture
             panel = window.predict.panel
             window.predict.dock.raise_()
+            # Tall enough for both modes' bars whole (by default the Inspector has the room).
+            editor.scene.select([])
+            pump(0.3)
+            window.resizeDocks([window.inspector_dock, window.predict.dock], [280, 520],
+                               Qt.Orientation.Vertical)  # fmt: skip
             panel.set_source("validation")
             panel.row_box.setValue(3)
             panel.both_box.setChecked(True)

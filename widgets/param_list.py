@@ -62,6 +62,9 @@ class ParameterList(QWidget):
         self.tree.header().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         self.tree.header().setStretchLastSection(False)
         self.tree.setMinimumHeight(84)  # four rows; more scroll
+        # It asks for no more (the Inspector gives it what the form leaves), so the buttons
+        # under it stay in view in a short dock.
+        self.tree.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         self.tree.itemDoubleClicked.connect(self._on_tree_item_double_clicked)
         self.tree.itemChanged.connect(self._on_tree_item_changed)
         self.tree.itemSelectionChanged.connect(self._on_tree_item_selection_changed)

@@ -21,9 +21,11 @@ from PySide6.QtWidgets import (
     QBoxLayout,
     QCheckBox,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QSizePolicy,
     QSpinBox,
     QStackedWidget,
@@ -40,9 +42,9 @@ from app.session.predict import (
     format_value,
     parse_vector,
 )
-from widgets.form_fields import Combo, clear_refusal, set_tip, show_refusal
+from widgets.form_fields import Combo, WheelWhenFocused, clear_refusal, set_tip, show_refusal
 from widgets.images import image_pixmap
-from widgets.plots.colours import follow_palette, style_axis
+from widgets.plots.colours import MODE_COLOURS, follow_palette, style_axis
 from widgets.plots.ownership import adopt_menus
 
 TRAIN_ROWS, VALIDATION_ROWS, VECTOR, POINT = "train", "validation", "vector", "point"
@@ -52,7 +54,6 @@ SOURCES = (
     (VECTOR, "Typed vector"),
     (POINT, "Point on the decision boundary"),
 )
-MODE_COLOURS = {"predict": ("#4e79a7", "#b9cbe0"), "train": ("#e07b1a", "#f4cfa8")}  # strong, light
 IMAGE_SIDE = 80  # px: the input image is drawn at least this large, pixels kept square
 SIDE_BY_SIDE_WIDTH = 560  # px: narrower, the two modes' outputs stack
 MAX_TICK_CHARS = 8
@@ -73,6 +74,9 @@ class OutputView(QWidget):
         self.plot_view = pg.PlotWidget(background="w")
         self.plot_view.setObjectName(f"{mode}_plot")
         self.plot_view.setMinimumSize(120, 110)
+        # Its minimum is all it asks for: the bars take the room there is, and only a dock
+        # shorter than every minimum scrolls.
+        self.plot_view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
         plot = self.plot_view.getPlotItem()
         adopt_menus(self.plot_view, plot)
         plot.setMenuEnabled(False)
@@ -186,7 +190,7 @@ class PredictPanel(QWidget):
         set_tip(self.source_box, "What to run the network on")
         self.source_box.currentIndexChanged.connect(self._on_source_box_changed)
 
-        self.row_box = QSpinBox()
+        self.row_box = RowBox()
         self.row_box.setObjectName("predict_row")
         self.row_box.setKeyboardTracking(False)  # typing "12" runs once, not for 1 then 12
         set_tip(self.row_box, "Which row of the chosen set (0 is the first)")
@@ -260,13 +264,24 @@ class PredictPanel(QWidget):
         details.setSpacing(8)
         details.addWidget(self.image_label)
         details.addLayout(aside, 1)
-        layout = QVBoxLayout(self)
+        content = QWidget()
+        layout = QVBoxLayout(content)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(6)
         layout.addLayout(form)
         layout.addLayout(details)
         layout.addWidget(self.message_label)
         layout.addWidget(self._output_host, 1)
+        self._column = layout
+        # A short dock scrolls the panel: its height never squeezes the Inspector above it.
+        scroll = QScrollArea()
+        scroll.setWidget(content)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setMinimumHeight(scroll.fontMetrics().lineSpacing() * 3)
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        outer.addWidget(scroll)
 
     # ---- what the panel shows ----------------------------------------------------------------
 
@@ -342,7 +357,7 @@ class PredictPanel(QWidget):
         self.message_label.setVisible(bool(text))
         self._output_host.setVisible(not text)
         # The message takes the outputs' room, so the input fields stay together at the top.
-        self.layout().setStretchFactor(self.message_label, 1 if text else 0)
+        self._column.setStretchFactor(self.message_label, 1 if text else 0)
 
     @property
     def message_shown(self) -> str:
@@ -475,6 +490,10 @@ class PredictPanel(QWidget):
         direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
         if self._output_layout.direction() != direction:
             self._output_layout.setDirection(direction)
+
+
+class RowBox(WheelWhenFocused, QSpinBox):
+    """The row number: in the panel's scroll area the wheel scrolls, unless it was clicked."""
 
 
 def train_title(seed: int | None, batch_size: int) -> str:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 
-from PySide6.QtCore import QRect, Qt
-from PySide6.QtGui import QPainter, QPaintEvent
+from PySide6.QtCore import QRect, QSize, Qt
+from PySide6.QtGui import QPainter, QPaintEvent, QResizeEvent
 from PySide6.QtWidgets import QLabel, QProgressBar, QSizePolicy, QVBoxLayout, QWidget
 
 from app.session import PREDICT_MODE, TRAIN_MODE, EpochMetrics, Progress
@@ -27,20 +27,28 @@ def _percent(value: float | None) -> str:
     return "—" if value is None or math.isnan(value) else f"{value:.1%}"
 
 
+FLAGS = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
+MARGIN = 2  # px above the text (and below it)
+
+
 class Readout(QWidget):
-    """Lines of text that change many times a second: a repaint, never a relayout.
+    """Lines of text that change many times a second: a repaint, and a relayout only when
+    the text needs more lines than it has (or a resize changes how it wraps).
 
     A QLabel whose text changes asks the window to lay itself out again; at 10 Hz during
     training that cost the training thread a third of its speed (every wake-up of the
-    GUI thread competes with it for the interpreter and the cores).
+    GUI thread competes with it for the interpreter and the cores). New numbers rarely
+    need another line; the height follows the text only then, so nothing is cut and
+    nothing overlaps the next line of the panel, however narrow the dock.
     """
 
-    def __init__(self, lines: int, name: str, parent: QWidget | None = None) -> None:
+    def __init__(self, name: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName(name)
         self._text = ""
+        self._lines = 0  # the lines it keeps room for while it shows text
         self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
-        self.setFixedHeight(self.fontMetrics().lineSpacing() * lines + 4)
+        self._fit(grow_only=False)
 
     def text(self) -> str:
         return self._text
@@ -48,13 +56,42 @@ class Readout(QWidget):
     def setText(self, text: str) -> None:  # noqa: N802 (QLabel's name, so it reads the same)
         if text != self._text:
             self._text = text
+            self._fit(grow_only=bool(text))
             self.update()
+
+    def lines_needed(self, width: int | None = None) -> int:
+        """How many lines the text takes when wrapped at `width` (default: the current one)."""
+        if not self._text:
+            return 0
+        width = self.width() if width is None else width
+        rect = self.fontMetrics().boundingRect(QRect(0, 0, max(width, 1), 1 << 20), FLAGS,
+                                               self._text)  # fmt: skip
+        return max(1, -(-rect.height() // self.fontMetrics().lineSpacing()))
+
+    def _fit(self, *, grow_only: bool) -> None:
+        """Height for the text's lines (none when empty): while numbers stream in it only
+        grows, so a number one digit shorter does not lay the dock out again."""
+        needed = self.lines_needed()
+        lines = max(needed, self._lines) if grow_only and needed else needed
+        self._lines = lines
+        if not lines:  # nothing to say: no room taken (a hidden widget gets no spacing)
+            self.setVisible(False)
+            return
+        height = self.fontMetrics().lineSpacing() * lines + 2 * MARGIN
+        if height != self.minimumHeight() or height != self.maximumHeight():
+            self.setFixedHeight(height)
+        self.setVisible(True)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self._fit(grow_only=False)
 
     def paintEvent(self, event: QPaintEvent) -> None:  # noqa: N802 (Qt override)
         painter = QPainter(self)
         painter.setPen(self.palette().windowText().color())
-        flags = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop | Qt.TextFlag.TextWordWrap
-        painter.drawText(QRect(0, 2, self.width(), self.height() - 2), flags, self._text)
+        painter.drawText(QRect(0, MARGIN, self.width(), self.height() - MARGIN), FLAGS,
+                         self._text)  # fmt: skip
 
 
 class RunProgress(QWidget):
@@ -69,21 +106,42 @@ class RunProgress(QWidget):
         self.bar.setTextVisible(True)
         self.bar.setFormat("Not trained yet")
         self.bar.setValue(0)
-        self.speed = Readout(1, "run_speed", self)
+        self.speed = Readout("run_speed", self)
         self.status = QLabel("", self)
         self.status.setObjectName("run_status")
         self.status.setWordWrap(True)
-        self.train_numbers = Readout(3, "train_numbers", self)
+        self.status.hide()  # shown with a state to say
+        self.train_numbers = Readout("train_numbers", self)
         self.train_numbers.setToolTip(
             f"Train-mode numbers ({TRAIN_MODE}): Dropout is on and BatchNorm uses each "
             "batch's statistics while the weights change, so they differ from the "
             f"predict-mode numbers ({PREDICT_MODE})."
         )
-        self.val_numbers = Readout(3, "validation_numbers", self)
+        self.val_numbers = Readout("validation_numbers", self)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 4)
         for widget in (self.bar, self.speed, self.status, self.train_numbers, self.val_numbers):
             layout.addWidget(widget)
+        # As tall as its wrapped lines at its width, never less: the dock's other parts
+        # (the settings scroll) give way instead, so no line is cut or drawn over another.
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
+
+    def _height_for_width(self) -> int:
+        layout = self.layout()
+        if self.width() > 0 and layout.hasHeightForWidth():
+            return layout.totalHeightForWidth(self.width())
+        return layout.totalMinimumSize().height()
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(super().sizeHint().width(), self._height_for_width())
+
+    def minimumSizeHint(self) -> QSize:  # noqa: N802 (Qt override)
+        return QSize(super().minimumSizeHint().width(), self._height_for_width())
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # the lines wrap anew: another height
 
     def show_progress(self, progress: Progress | None, target_epoch: int | None,
                       rate: float | None, live: bool = True) -> None:  # fmt: skip
@@ -132,8 +190,10 @@ class RunProgress(QWidget):
 
     def show_status(self, text: str, *, idle_step: int | None = None,
                     idle_epoch: int | None = None) -> None:  # fmt: skip
-        """A one-line state ('Paused at step 120'); when idle, the bar says where training is."""
+        """A state ('Paused at step 120') or why training can't start, wrapped and shown
+        whole however long; when idle, the bar says where training is."""
         self.status.setText(text)
+        self.status.setVisible(bool(text))
         if idle_step is not None:
             self.bar.setFormat(
                 "Not trained yet" if idle_step == 0
@@ -143,5 +203,6 @@ class RunProgress(QWidget):
     def clear(self) -> None:
         self.bar.setValue(0)
         self.bar.setFormat("Not trained yet")
-        for label in (self.speed, self.status, self.train_numbers, self.val_numbers):
+        for label in (self.speed, self.train_numbers, self.val_numbers):
             label.setText("")
+        self.show_status("")

@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QBoxLayout
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QBoxLayout, QScrollArea
 
 from app.session.predict import PREDICT, SOFTMAX, TRAIN, Prediction
 from widgets.predict_panel import (
@@ -176,3 +177,19 @@ def test_a_wide_panel_puts_the_two_modes_side_by_side(panel, qtbot):
     panel.resize(800, 500)
     qtbot.waitUntil(lambda: panel._output_layout.direction()
                     == QBoxLayout.Direction.LeftToRight)  # fmt: skip
+
+
+def test_a_short_dock_scrolls_the_panel_and_a_wheel_over_the_row_scrolls(panel, qtbot,
+                                                                         requests):  # fmt: skip
+    panel.show_result(classes([0.2, 0.8]))
+    panel.resize(300, 140)  # shorter than the panel: it scrolls instead of squeezing the bars
+    qtbot.wait(20)
+    scroll = panel.findChild(QScrollArea)
+    bar = scroll.verticalScrollBar()
+    assert bar.maximum() > 0 and panel.minimumSizeHint().height() < 140
+    row = panel.row_box
+    panel.source_box.setFocus()
+    at = QPointF(row.mapTo(panel, row.rect().center()))
+    QTest.wheelEvent(panel.windowHandle(), at, QPoint(0, -120))  # as a mouse sends it
+    assert row.value() == 0 and requests == []  # not an unseen change of the input
+    assert bar.value() > 0  # the panel scrolled

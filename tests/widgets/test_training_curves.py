@@ -258,3 +258,53 @@ def test_fifty_thousand_rows_redraw_without_stalling(curves, qtbot, qapp):
     assert x[0] == 1 and x[-1] == 50_010
     shown, _ = data(curves.curves["loss"])
     assert len(shown) < len(x)  # drawn downsampled to the plot's width
+
+
+def test_a_new_session_with_no_history_does_not_keep_the_last_step_range(curves):
+    curves.set_metrics(make_metrics(steps=800))
+    curves.poll()
+    assert curves.loss_plot.getViewBox().viewRange()[0][1] >= 800
+    curves.set_metrics(Metrics())  # the next project: nothing trained yet
+    curves.poll()
+    for plot in curves.plots:
+        low, high = plot.getViewBox().viewRange()[0]
+        assert high < 100, (low, high)
+    curves.set_metrics(None)  # or no session at all
+    assert curves.loss_plot.getViewBox().viewRange()[0][1] < 100
+
+
+def test_a_new_session_frames_its_own_history(curves):
+    curves.set_metrics(make_metrics(steps=800))
+    curves.poll()
+    curves.set_metrics(make_metrics(steps=30))
+    curves.poll()
+    low, high = curves.loss_plot.getViewBox().viewRange()[0]
+    assert low < 1 and 30 <= high < 100
+
+
+def test_a_low_wide_dock_puts_the_plots_in_a_row_and_a_tall_one_stacks_them(curves, qtbot):
+    curves.show()
+    qtbot.waitExposed(curves)
+    curves.resize(1500, 240)
+    qtbot.waitUntil(lambda: curves.arrangement == "row")
+    loss, accuracy = curves.loss_view.geometry(), curves._accuracy_stack.geometry()
+    assert loss.top() == accuracy.top() and loss.right() < accuracy.left()
+    curves.resize(520, 340)
+    qtbot.waitUntil(lambda: curves.arrangement == "stacked")
+    qtbot.wait(20)
+    loss, lr = curves.loss_view.geometry(), curves.lr_view.geometry()
+    accuracy = curves._accuracy_stack.geometry()
+    assert accuracy.bottom() < lr.top() and loss.right() < lr.left()
+    assert loss.width() >= 300 and loss.height() >= 180  # the loss reads at a glance
+
+
+def test_the_hover_line_wraps_instead_of_cutting_the_values(curves, qtbot):
+    curves.set_metrics(make_metrics(steps=40))
+    curves.show()
+    qtbot.waitExposed(curves)
+    curves.resize(500, 300)  # the curves' width in the Plots dock at 1280 x 800
+    qtbot.wait(20)
+    label = curves.hover_label
+    label.setText(curves.values_at(23))
+    assert label.wordWrap() and "\n" in label.text()  # the epoch on a line of its own
+    assert label.heightForWidth(label.width()) <= label.height()

@@ -1,4 +1,5 @@
-"""Plot background, axis and text colours that follow the application palette (Light/Dark).
+"""Plot colours: background, axes and text that follow the application palette (Light/Dark),
+and the fixed colours of classes and of the network's mode, which must never be confused.
 
 pyqtgraph paints with colours given once; `follow_palette` gives a view its colours from
 the palette now and again whenever the palette changes, so a theme switch needs no restart.
@@ -12,6 +13,14 @@ from typing import NamedTuple
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QObject
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
+
+# Classes: Tableau 10, distinct hues that stay apart for colour-blind readers (more
+# classes repeat). The decision boundary's points and field use them.
+CLASS_COLOURS = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
+                 "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")  # fmt: skip
+# The network's mode (the Predict panel's bars): (strong, light) in hues no class has —
+# violet and olive — so a bar never reads as "class 0" or "class 1".
+MODE_COLOURS = {"predict": ("#673ab7", "#9e8fd6"), "train": ("#827717", "#b8ae5c")}
 
 
 class PlotColours(NamedTuple):

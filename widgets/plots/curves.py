@@ -13,9 +13,10 @@ from functools import partial
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QEvent, QPointF, Qt, QTimer
-from PySide6.QtGui import QFont, QHideEvent, QShowEvent
+from PySide6.QtGui import QFont, QFontMetrics, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QSizePolicy,
@@ -27,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.session import EPOCH_COLUMNS, STEP_COLUMNS, Metrics
 from widgets.plots.budget import FrameBudget
 from widgets.plots.colours import follow_palette, style_axis
+from widgets.plots.curve_layout import ROW, STACKED, arrangement_for
 from widgets.plots.ownership import adopt_menus
 
 POLL_INTERVAL_MS = 33  # ~30 Hz: a version check; a redraw only when the budget allows
@@ -39,8 +41,11 @@ TRAIN_COLOUR = "#1f5fa8"
 VAL_COLOUR = "#e8710a"
 LR_COLOUR = "#3a8a3a"
 HOVER_HINT = "Hover over a plot to read its values."
-HOVER_STYLE = "font-size: 8pt;"
+HOVER_POINTS = 8
+HOVER_LINES = 3  # a step line and an epoch line, one of them wrapped in a narrow dock
+HOVER_STYLE = f"font-size: {HOVER_POINTS}pt;"
 NO_ACCURACY = "No accuracy for a regression:\nonly class labels can be right or wrong."
+EMPTY_STEPS = (0.0, 10.0)  # the step axis of empty plots (not the last project's steps)
 
 # Legend names say what each number is: a batch's loss is noisy and taken before the
 # update; the epoch mean mixes batches from a changing network (with Dropout on); the
@@ -97,11 +102,20 @@ class TrainingCurves(QWidget):
         # A narrow window wraps the legend instead of growing past the screen.
         self.legend_label.setWordWrap(True)
         self.legend_label.setMinimumWidth(80)
-        self.legend_label.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        # Its height for its width (the policy setWordWrap gave), not a tall narrow sizeHint.
+        policy = QSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.legend_label.setSizePolicy(policy)
         self.hover_label = QLabel(HOVER_HINT)
         self.hover_label.setObjectName("hover_label")
-        # Long hover texts are cut at the edge rather than widening the dock.
-        self.hover_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Steps on one line, the epoch on the next, wrapped rather than cut in a narrow dock;
+        # its height stays put, so moving the mouse never lays the dock out again.
+        self.hover_label.setWordWrap(True)
+        self.hover_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        self.hover_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        small = QFont(self.font())
+        small.setPointSizeF(HOVER_POINTS)
+        self.hover_label.setFixedHeight(QFontMetrics(small).lineSpacing() * HOVER_LINES + 2)
 
         self.loss_view = _plot_widget("loss")
         self.accuracy_view = _plot_widget("accuracy (%)")
@@ -146,24 +160,60 @@ class TrainingCurves(QWidget):
         self._accuracy_stack.addWidget(self.accuracy_view)
         self._accuracy_stack.addWidget(self.no_accuracy_label)
 
+        # The legend has the top line to itself (a narrow dock wraps it into two, not four);
+        # the log switch sits at the end of the hover line.
         bar = QHBoxLayout()
         bar.setContentsMargins(4, 0, 4, 0)
+        bar.addWidget(self.hover_label, 1)
         bar.addWidget(self.log_scale_toggle)
-        bar.addSpacing(16)
-        bar.addWidget(self.legend_label, 1)
-        row = QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(4)
-        row.addWidget(self.loss_view, 4)  # the loss is what people watch: give it more room
-        row.addWidget(self._accuracy_stack, 3)
-        row.addWidget(self.lr_view, 2)
+        self._grid = QGridLayout()
+        self._grid.setContentsMargins(0, 0, 0, 0)
+        self._grid.setSpacing(4)
+        self.arrangement: str | None = None
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.setSpacing(2)
+        layout.addWidget(self.legend_label)
+        layout.addLayout(self._grid, 1)
         layout.addLayout(bar)
-        layout.addLayout(row, 1)
-        layout.addWidget(self.hover_label)
+        self._arrange(STACKED)
         self._hide_hover()  # the hint, in its placeholder colour
+
+    def _arrange(self, arrangement: str) -> None:
+        """Put the three plots in a row, or the loss on the left and the others stacked
+        beside it (what a dock with less width than three readable plots needs)."""
+        if arrangement == self.arrangement:
+            return
+        self.arrangement = arrangement
+        grid = self._grid
+        for widget in (self.loss_view, self._accuracy_stack, self.lr_view):
+            grid.removeWidget(widget)
+        for index in range(3):
+            grid.setColumnStretch(index, 0)
+            grid.setRowStretch(index, 0)
+        # The loss is what people watch: it always gets the most room.
+        if arrangement == ROW:
+            grid.addWidget(self.loss_view, 0, 0)
+            grid.addWidget(self._accuracy_stack, 0, 1)
+            grid.addWidget(self.lr_view, 0, 2)
+            for column, stretch in enumerate((4, 3, 3)):
+                grid.setColumnStretch(column, stretch)
+            grid.setRowStretch(0, 1)
+        else:
+            grid.addWidget(self.loss_view, 0, 0, 2, 1)
+            grid.addWidget(self._accuracy_stack, 0, 1)
+            grid.addWidget(self.lr_view, 1, 1)
+            grid.setColumnStretch(0, 5)
+            grid.setColumnStretch(1, 3)
+            grid.setRowStretch(0, 1)
+            grid.setRowStretch(1, 1)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802 (Qt override)
+        super().resizeEvent(event)
+        # A new arrangement only when the size calls for one, not at every resize.
+        rect = self._grid.geometry()
+        if rect.width() > 0 and rect.height() > 0:
+            self._arrange(arrangement_for(rect.width(), rect.height(), self.arrangement))
 
     def _add_curve(self, plot: pg.PlotItem, key: str, curve: pg.PlotDataItem) -> None:
         plot.addItem(curve)
@@ -196,6 +246,9 @@ class TrainingCurves(QWidget):
         for curve in self.curves.values():
             curve.setData([], [])
         for plot in self.plots:
+            # Autoscaling finds nothing to frame in empty plots and would keep the last
+            # project's range: the axes start from a small range of their own.
+            plot.setRange(xRange=EMPTY_STEPS, yRange=(0.0, 1.0), padding=0.02)
             plot.enableAutoRange()
         self._lr_top = None
         self._x_range = None
@@ -316,10 +369,11 @@ class TrainingCurves(QWidget):
     def values_at(self, step: float) -> str:
         """The drawn numbers nearest to `step`, as the hover line shows them.
 
-        e.g. 'step 120: loss 0.35, accuracy 87.0%, lr 0.01  |  epoch 2 (step 100): loss
-        0.4, accuracy 85.0%, val loss 0.41, val accuracy 84.0%'. Per-step values come from
-        the step row nearest `step`, epoch values from the epoch whose end is nearest,
-        named with its own step so nothing is misattributed. Empty before any data.
+        e.g. 'step 120: loss 0.35, accuracy 87.0%, lr 0.01' and, on a second line, 'epoch 2
+        (step 100): loss 0.4, accuracy 85.0%, val loss 0.41, val accuracy 84.0%'. Per-step
+        values come from the step row nearest `step`, epoch values from the epoch whose end
+        is nearest, named with its own step so nothing is misattributed. Empty before any
+        data.
         """
         parts = []
         steps = self._steps
@@ -342,7 +396,7 @@ class TrainingCurves(QWidget):
             if math.isfinite(row[EPOCH["val_accuracy"]]):
                 text += f", val accuracy {row[EPOCH['val_accuracy']]:.1%}"
             parts.append(text)
-        return "  |  ".join(parts)
+        return "\n".join(parts)
 
     def _on_scene_mouse_moved(self, view: pg.PlotWidget, pos: QPointF) -> None:
         box = view.getPlotItem().getViewBox()
@@ -406,7 +460,7 @@ def _plot_widget(quantity: str) -> pg.PlotWidget:
     axes = {"left": LogAxis("left")} if quantity == "loss" else None
     view = BudgetedPlotWidget(background="w", axisItems=axes)
     adopt_menus(view, view.getPlotItem())
-    view.setMinimumSize(100, 110)
+    view.setMinimumSize(100, 80)
     plot = view.getPlotItem()
     plot.showGrid(x=False, y=False)
     plot.setMenuEnabled(False)  # its many options (FFT, averaging...) would only confuse

@@ -12,16 +12,14 @@ from html import escape
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
-from widgets.plots.colours import follow_palette, style_axis
+from widgets.plots.colours import CLASS_COLOURS, follow_palette, style_axis
 from widgets.plots.ownership import adopt_menus
 
-# Tableau 10: distinct hues that stay apart for colour-blind readers; more classes repeat.
-PALETTE = ("#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f",
-           "#edc948", "#b07aa1", "#ff9da7", "#9c755f", "#bab0ac")  # fmt: skip
+PALETTE = CLASS_COLOURS
 FIELD_STRENGTH = 0.35  # share of the class colour in the field; the rest is white
 COLOUR_MAP = "viridis"
 COLOUR_STEPS = 64  # regression points share this many colours (few brushes to draw)
@@ -83,6 +81,8 @@ class DecisionBoundaryView(QWidget):
     sits under the points, light class colours or `viridis` for regression values, on
     the points' colour scale, with a colour bar.
     """
+
+    message_changed = Signal(bool)  # a message now stands in for the plot (True) or not
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -154,8 +154,11 @@ class DecisionBoundaryView(QWidget):
 
     def set_message(self, text: str | None) -> None:
         """Show `text` instead of the plot (e.g. the data has not 2 features); empty: the plot."""
+        shown = self.message_shown
         self.message_label.setText(text or "")
         self._pages.setCurrentWidget(self.message_label if text else self._plot_page)
+        if self.message_shown != shown:
+            self.message_changed.emit(self.message_shown)
 
     @property
     def message_shown(self) -> bool:
