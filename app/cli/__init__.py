@@ -128,6 +128,12 @@ def fail(message: str) -> int:
     return EXIT_PROBLEM
 
 
+def warn(message: str) -> None:
+    """Print `message` as one `cellwright: warning: …` line on stderr (the command goes on)."""
+    one_line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    say(f"cellwright: warning: {one_line}", sys.stderr)
+
+
 def say(text: str, stream: TextIO | None = None) -> None:
     """Print `text` on `stream` (stdout), whatever it holds: characters the stream can't
     encode (a lone surrogate from an odd file name, '→' on a cp1252 pipe) become escapes

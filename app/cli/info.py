@@ -10,31 +10,39 @@ import numpy as np
 
 from app.catalogue import CATALOGUE, CatalogueError
 from app.catalogue.custom_cells import trust_if_asked
-from app.cli import EXIT_OK, fail, say
+from app.cli import EXIT_OK, fail, say, warn
 from app.compiler import CompileError, compile_project, infer_shapes
 from app.compiler.rules import text as shape_text
 from app.document import COMPOSITE, Graph, Project
-from app.io.project_file import ProjectFileError, load_project
+from app.io.project_file import ProjectFileError, load_project, paused_gc
 from app.session import DEFAULTS, TrainingError, TrainingSettings, TrainingState
 from app.session.metrics import Metrics
 
 
 def run(args: argparse.Namespace) -> int:
+    with paused_gc():  # one answer, then the process ends: see paused_gc
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     path = Path(args.project)
+    notes: list[str] = []
     try:
-        project = load_project(path)
+        project = load_project(path, notes)
     except ProjectFileError as exc:
         return fail(str(exc))
+    for note in notes:
+        warn(note)
     trust_if_asked(project, args)
     lines = [f"{path.name}: project '{project.name}'", ""]
-    report = infer_shapes(project.graph)
-    lines += network_lines(project.graph, report)
-    problem = None
+    problem = compiled = None
     try:
         compiled = compile_project(project)
     except CompileError as exc:
         problem = f"{path.name}: {exc}"
-    else:
+    report = compiled.report if compiled is not None else infer_shapes(project.graph)
+    lines += network_lines(project.graph, report)
+    if compiled is not None:
         lines += ["", *parameter_lines(compiled)]
     lines += ["", *training_lines(project)]
     say("\n".join(lines))
@@ -148,9 +156,9 @@ def progress_lines(saved) -> list[str]:
     metrics = Metrics()
     try:
         metrics.load_json((saved or {}).get("history"))
+        last = metrics.last_epoch()
     except DAMAGED_STATE:
         return lines
-    last = metrics.last_epoch()
     if last is not None:
         lines.append(f"  last epoch ({last.epoch}): {last.describe()}")
     return lines

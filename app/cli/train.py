@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TextIO
 
 from app.catalogue.custom_cells import trust_if_asked
-from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail, say
+from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail, say, warn
 from app.compiler import CompileError
 from app.document import Project
 from app.io.project_file import ProjectFileError, check_can_save, load_project, save_project
@@ -30,10 +30,13 @@ from app.session import (
 def run(args: argparse.Namespace) -> int:
     path = Path(args.project)
     out = Path(args.out) if args.out else path
+    notes: list[str] = []
     try:
-        project = load_project(path)
+        project = load_project(path, notes)
     except ProjectFileError as exc:
         return fail(str(exc))
+    for note in notes:
+        warn(note)
     trust_if_asked(project, args)
     if args.lr is not None:
         project.training["learning_rate"] = args.lr

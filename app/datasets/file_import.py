@@ -40,6 +40,12 @@ from app.datasets.csv_stream import (
 from app.datasets.dataset import CLASSIFICATION, REGRESSION, TASKS, Dataset, DatasetError
 
 MAX_ARRAY_BYTES = 2 * 1024**3  # an NPZ's arrays, as stored and as float32 samples
+# An NPZ's two arrays may unpack to at most INFLATE_RATIO times the bytes they take in the
+# archive, once past INFLATE_FLOOR: real data (even MNIST's mostly-zero pixels, ~8:1)
+# stays far below that, while a zip bomb (a megabyte of deflated zeros declaring a
+# gigabyte) is refused from the headers, before any of it is unpacked.
+INFLATE_FLOOR = 64 * 1024**2
+INFLATE_RATIO = 100
 NPY_MAGIC = b"\x93NUMPY"
 # What zipfile and NumPy's .npy reader raise for a damaged archive or header: a zip version
 # or compression it doesn't know, a password, bad numbers, an unparsable header...
@@ -350,10 +356,34 @@ def _read_arrays(
         with archive:
             members = {key: _member(archive, key, path) for key in (x_key, y_key)}
             budget = MAX_ARRAY_BYTES  # both arrays are checked before either is read
+            shapes = {}
             for key, info in members.items():
-                budget -= _checked_header(archive, info, key, path, budget)
+                needed, shapes[key] = _checked_header(archive, info, key, path, budget)
+                budget -= needed
+            _check_unpacked(members, shapes, x_key, y_key, path)
             x, y = (_read_array(archive, info, key, path) for key, info in members.items())
     return x, y
+
+
+def _check_unpacked(members: dict[str, zipfile.ZipInfo], shapes: dict[str, tuple],
+                    x_key: str, y_key: str, path: Path) -> None:  # fmt: skip
+    """Refuse, from the headers alone, arrays that unpack to far more than the archive
+    holds for them (a zip bomb), or whose sample counts disagree."""
+    unpacked = sum(info.file_size for info in members.values())
+    packed = sum(info.compress_size for info in members.values())
+    if unpacked > max(INFLATE_FLOOR, INFLATE_RATIO * packed):
+        raise DatasetError(
+            f"{path.name} is refused: its arrays '{x_key}' and '{y_key}' would unpack to "
+            f"{size_text(unpacked)} from {size_text(packed)} in the file "
+            f"({unpacked // max(packed, 1):,} times as much; at most {INFLATE_RATIO} times "
+            f"is read past {size_text(INFLATE_FLOOR)}). Real data does not compress that "
+            "well: it may be a zip bomb. Save the arrays again with NumPy's np.savez."
+        )
+    x_shape, y_shape = shapes[x_key], shapes[y_key]
+    if x_shape and y_shape and x_shape[0] != y_shape[0]:
+        raise DatasetError(
+            f"Array '{x_key}' has {x_shape[0]} samples but '{y_key}' has {y_shape[0]}."
+        )
 
 
 def _member(archive: zipfile.ZipFile, key: str, path: Path) -> zipfile.ZipInfo:
@@ -370,8 +400,9 @@ def _member(archive: zipfile.ZipFile, key: str, path: Path) -> zipfile.ZipInfo:
 
 def _checked_header(
     archive: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, path: Path, budget: int
-) -> int:
-    """The bytes array `key` will take in memory, after checking its header can be believed."""
+) -> tuple[int, tuple[int, ...]]:
+    """The bytes array `key` will take in memory and its shape, after checking its header
+    can be believed (only the header is unpacked)."""
     with _reading(key, path), archive.open(info) as member:
         version = np.lib.format.read_magic(member)
         if version == (1, 0):
@@ -401,7 +432,7 @@ def _checked_header(
             f"Array '{key}' in {path.name} (shape {shape}) would take {size_text(needed)} "
             f"of memory; the most for a data set is {size_text(MAX_ARRAY_BYTES)}."
         )
-    return needed
+    return needed, tuple(shape)
 
 
 def _read_array(archive: zipfile.ZipFile, info: zipfile.ZipInfo, key: str, path: Path):

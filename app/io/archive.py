@@ -54,6 +54,42 @@ class Limits:
 MemberCap = Callable[[str], int | None]
 
 
+class ZipReader:
+    """A zip whose directory was checked against `cap` and `limits`; members are unpacked
+    one at a time, when asked for (so what is read first can decide what comes next)."""
+
+    def __init__(self, source: IO[bytes], cap: MemberCap, limits: Limits) -> None:
+        try:
+            self._zf = zipfile.ZipFile(source)
+        except DAMAGE as exc:
+            raise ArchiveError(f"it is damaged or not a zip archive ({_describe(exc)})") from None
+        try:
+            infos = self._zf.infolist()
+            check_directory(infos, cap, limits)
+        except BaseException:
+            self._zf.close()
+            raise
+        self.infos = {info.filename: info for info in infos}
+
+    def __enter__(self) -> ZipReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._zf.close()
+
+    def size(self, name: str) -> int:
+        """What member `name` unpacks to, as its directory entry says."""
+        return self.infos[name].file_size
+
+    def read(self, name: str) -> bytes:
+        try:
+            return _read_member(self._zf, self.infos[name])
+        except ArchiveError:
+            raise
+        except DAMAGE as exc:
+            raise ArchiveError(f"it is damaged or not a zip archive ({_describe(exc)})") from None
+
+
 def read_zip(source: IO[bytes], cap: MemberCap, limits: Limits) -> dict[str, bytes]:
     """All members of a zip by name, after checking the directory against `cap` and `limits`.
 
@@ -121,10 +157,42 @@ def _read_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
     return data
 
 
+# Called with an array's name and declared shape before its data is read; raises ArchiveError.
+ShapeCheck = Callable[[str, tuple[int, ...]], None]
+
+
+def read_arrays(raw: bytes, cap: MemberCap, limits: Limits,
+                before: ShapeCheck | None = None) -> dict[str, np.ndarray]:  # fmt: skip
+    """The .npy arrays of a zip (an .npz) by member name. The directory is checked first;
+    then each member's header, and `before(name, shape)`, before its data is unpacked."""
+    found = {}
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as zf:
+            infos = zf.infolist()
+            check_directory(infos, cap, limits)
+            for info in infos:
+                with zf.open(info) as member:
+                    found[info.filename] = read_npy_stream(member, info.file_size, (
+                        None if before is None else lambda shape, n=info.filename: before(n, shape)
+                    ))  # fmt: skip
+    except ArchiveError:
+        raise
+    except DAMAGE as exc:
+        raise ArchiveError(f"it is damaged or not a zip archive ({_describe(exc)})") from None
+    return found
+
+
 def read_npy(data: bytes) -> np.ndarray:
     """One array from .npy bytes: numeric dtypes only, size checked against the header first."""
+    return read_npy_stream(io.BytesIO(data), len(data))
+
+
+def read_npy_stream(f: IO[bytes], size: int,
+                    before: Callable[[tuple[int, ...]], None] | None = None,
+                    ) -> np.ndarray:  # fmt: skip
+    """One array from a stream of `size` .npy bytes: numeric dtypes only; the header's
+    shape is checked (by `before` too) and its size against `size` before any data is read."""
     try:
-        f = io.BytesIO(data)
         version = np.lib.format.read_magic(f)
         if version == (1, 0):
             header = np.lib.format.read_array_header_1_0(f, max_header_size=MAX_NPY_HEADER)
@@ -141,15 +209,27 @@ def read_npy(data: bytes) -> np.ndarray:
         raise ArchiveError(f"an array has type {dtype}, not plain numbers")
     if len(shape) > MAX_NDIM or any(not isinstance(d, int) or d < 0 for d in shape):
         raise ArchiveError(f"an array has an impossible shape {shape}")
+    if before is not None:
+        before(tuple(shape))
     count = math.prod(shape)
     offset = f.tell()
-    if len(data) - offset != count * dtype.itemsize:
+    if size - offset != count * dtype.itemsize:
         raise ArchiveError(f"an array's data does not match its shape {shape}")
     if count == 0:
         return np.empty(shape, dtype=dtype)
-    flat = np.frombuffer(data, dtype=dtype, count=count, offset=offset)
-    array = flat.reshape(shape[::-1]).T if fortran_order else flat.reshape(shape)
-    return array.copy(order="K")  # own, writable memory, not a view of the file bytes
+    flat = np.empty(count, dtype=dtype)  # read straight into it: no second copy in memory
+    into, got = memoryview(flat.view(np.uint8)), 0
+    try:
+        while got < len(into):
+            n = f.readinto(into[got:])
+            if not n:
+                raise ArchiveError(f"an array's data is truncated (shape {shape})")
+            got += n
+    except ArchiveError:
+        raise
+    except DAMAGE as exc:
+        raise ArchiveError(f"an array is damaged ({_describe(exc)})") from None
+    return flat.reshape(shape[::-1]).T if fortran_order else flat.reshape(shape)
 
 
 def _describe(exc: BaseException) -> str:

@@ -8,8 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from app.document import Graph, Hook, Project
-from app.document.data import MAX_NESTING
+from app.document import Hook, Project
+from app.document.data import MAX_NESTING, graph_from_data, graph_to_data
 from app.document.project import EDGE_HOOK_KINDS, HOOK_KINDS
 
 Check = Callable[[Any, str], None]
@@ -132,9 +132,9 @@ def record(required: dict[str, Check], optional: dict[str, Check] | None = None)
             if key not in value:
                 raise SchemaError(f"{where} is missing '{key}'")
         for key, v in value.items():
-            _key(key, where)
             rule = required.get(key) or optional.get(key)
-            if rule is None:
+            if rule is None:  # (a key the layout names is plain text: only others are checked)
+                _key(key, where)
                 raise SchemaError(f"{where} has an unexpected entry '{key}'")
             rule(v, f"{where}.{key}")
 
@@ -204,7 +204,8 @@ def _node_check(depth: int) -> Check:
     def subgraph(value: Any, where: str) -> None:
         graph_check(value, where, depth + 1)
 
-    return record(_NODE_FIELDS, {"definition": text(64, 1), "subgraph": subgraph})
+    return record(_NODE_FIELDS, {"definition": text(64, 1), "subgraph": subgraph,
+                                 "typed": list_of(text(64, 1), max_len=1000)})
 
 
 PROJECT = record(
@@ -266,7 +267,7 @@ def project_to_json(project: Project, saved_by: str) -> dict:
         "format_version": FORMAT_VERSION,
         "saved_by": saved_by,
         "name": project.name,
-        "graph": project.graph.to_data(),
+        "graph": graph_to_data(project.graph),
         "training": project.training,
         "hooks": [
             {
@@ -291,7 +292,7 @@ def project_from_json(data: dict) -> Project:
     single input, loops).
     """
     return Project(
-        graph=Graph.from_data(data["graph"]),
+        graph=graph_from_data(data["graph"]),
         name=data["name"],
         training=data["training"],
         hooks=[

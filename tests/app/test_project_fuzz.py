@@ -5,8 +5,11 @@ never a hang (5 s a case), never a gigabyte of memory, never a pickle run.
 The cases: byte flips, truncations and splices of a valid file; zip members replaced;
 project.json with wrong types, huge numbers, lone surrogates, deep nesting, unknown node
 types, cycles, missing and extra fields, a future format version, too many hooks, layers
-too large; params.npz and captures.npz with object arrays (a pickle that must not run),
-wrong shapes, NaN, lying headers, zip-slip and duplicate names; the outer zip with
+too large, damaged training progress (a run history that is a number or a list, null
+columns, null or NaN rows, a huge or negative optimizer step, a negative generator
+increment; `cellwright train` runs on those too); params.npz and captures.npz with
+object arrays (a pickle that must not run), wrong shapes, NaN, lying headers, zip-slip
+and duplicate names; the outer zip with
 zip-slip, duplicate and extra members, encryption flags, other compressions and bombs.
 
 A few hundred run in every test run; the `fuzz` marker selects 10,000 (seeded).
@@ -37,9 +40,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from app import cli
-from app.document import Hook, Project
+from app.document import Hook, Project, editing
 from app.io.project_file import FORMAT_VERSION, ProjectFileError, load_project, save_project
 from app.io.project_schema import MAX_HOOKS
+from app.session import TrainingSession
 from tests.app.session_samples import chain
 
 CASE_SECONDS = 5.0  # the longest any one case may take (load, then info)
@@ -67,7 +71,7 @@ def base_project() -> Project:
     )
     dense = [graph.node_named(f"dense{i}") for i in (1, 2, 3)]
     edge = graph.edge_into(dense[1].id, "in")
-    graph.group([dense[1].id, graph.node_named("relu1").id], definition="Block")
+    editing.group(graph, [dense[1].id, graph.node_named("relu1").id], definition="Block")
     hook = Hook("forward", dense[0].id)
     project = Project(
         graph=graph, name="fuzz base",
@@ -86,6 +90,9 @@ def base_project() -> Project:
         }
     project.hook_history[hook.id] = {"history": np.zeros((3, 4), np.float32),
                                      "total": np.array(3)}  # fmt: skip
+    # Three steps into a run of one epoch: every field of the saved progress is there
+    # (counters, the epoch in progress, generator, optimizer step and arrays, curves).
+    TrainingSession(project).run(epochs=1, steps=3)
     return project
 
 
@@ -112,6 +119,7 @@ class Case:
 
     how: str
     data: bytes
+    train: bool = False  # also run `cellwright train` on it (damaged training progress)
 
     def __repr__(self) -> str:
         return f"Case({self.how[:300]!r}, {len(self.data):,} bytes)"
@@ -250,6 +258,19 @@ NUMBER_PATHS = [p for p in PATHS if type(holder(CONTENT, p)[p[-1]]) in (int, flo
 TEXT_PATHS = [p for p in PATHS if isinstance(holder(CONTENT, p)[p[-1]], str)]
 SETTINGS = ["dataset", "loss", "optimizer", "optimizer_options", "learning_rate", "batch_size",
             "epochs", "validation_fraction", "seed", "history_steps", "state"]  # fmt: skip
+STATE_PATHS = [p for p in PATHS if p[:2] == ("training", "state")]
+STATE_DAMAGE = [None, 0, 5, -1, -(2**64), 2**53 + 1, 10**18, 1e308, -1e308, 0.5, True, "3",
+                [], [None], [1, 2], {}, {"int": "-5"}, {"int": "1e5"}, {"int": str(2**128)},
+                {"int": ""}, [None] * 6, [[None] * 6], float("nan")]  # fmt: skip
+
+
+def damage_state(content, pick, draw):
+    """Something in the saved progress replaced by a value of the wrong kind or size: a
+    whole part (history, rng, optimizer, a table), a row, a count or a generator number."""
+    paths = STATE_PATHS + [("training", "state", "history", table, draw(st.integers(0, 3)))
+                           for table in ("steps", "epochs")]  # fmt: skip
+    value = draw(st.sampled_from(STATE_DAMAGE) | values)  # NaN: json writes it, loading refuses
+    set_value(content, pick(paths), value)
 
 
 
@@ -340,7 +361,7 @@ def mutated_json(draw) -> Case:
     for _ in range(draw(st.integers(1, 3))):
         kind = draw(st.sampled_from(["set", "set", "number", "text", "training", "delete",
                                      "add", "edge", "copy", "type", "version", "hooks", "big",
-                                     "nodes"]))  # fmt: skip
+                                     "nodes", "state", "state"]))  # fmt: skip
         done.append(f"; {kind}")
         with contextlib.suppress(KeyError, IndexError, TypeError, AttributeError):
             if kind == "set":
@@ -370,13 +391,16 @@ def mutated_json(draw) -> Case:
                 many_hooks(content, draw(st.sampled_from([MAX_HOOKS, MAX_HOOKS + 1, 2_000])))
             elif kind == "big":
                 big_layers(content, draw(st.sampled_from(LAYER_SIZES)))
+            elif kind == "state":
+                damage_state(content, pick, draw)
             else:
                 many_nodes(content, draw(st.sampled_from([10, 1_000])))
     text = json.dumps(content)
     for n in DEPTHS:
         text = text.replace(json.dumps(deep(n)), "[" * n + "]" * n)
     how = "project.json:" + " ".join(done)[1:]
-    return Case(how, zipped({**MEMBERS, "project.json": text.encode()}))
+    train = any(step == "; state" for step in done)
+    return Case(how, zipped({**MEMBERS, "project.json": text.encode()}), train)
 
 
 @cache
@@ -539,16 +563,32 @@ def hang_guard(seconds: float = CASE_SECONDS):
         signal.signal(signal.SIGALRM, previous)
 
 
-def info(path: Path) -> tuple[int, str, str]:
-    """`cellwright info PATH` in this process, printing as a terminal would: stdout strict
-    UTF-8 (what it can't encode raises), stderr with backslash escapes (as Python's)."""
+def info(path: Path, *command: str) -> tuple[int, str, str]:
+    """`cellwright info PATH` (or another `command`) in this process, printing as a
+    terminal would: stdout strict UTF-8 (what it can't encode raises), stderr with
+    backslash escapes (as Python's)."""
     out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="backslashreplace")
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = cli.main(["info", str(path)])
+        code = cli.main(list(command or ("info",)) + [str(path)])
     out.flush()
     err.flush()
     return code, out.buffer.getvalue().decode(), err.buffer.getvalue().decode()
+
+
+def answered(code: int, out: str, err: str) -> list[str]:
+    """The command worked (0), or failed (1) with one error line that is not a bug's;
+    either way perhaps after warnings. The error lines (none, or the one)."""
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert "Traceback" not in out + err
+    errors = [line for line in lines if not line.startswith("cellwright: warning: ")]
+    if code == 0:
+        assert errors == [], err
+    else:
+        assert code == 1, (code, err)
+        assert len(errors) == 1 and errors[0].startswith("cellwright: error: "), err
+        assert cli.INTERNAL_ERROR not in errors[0], errors[0]
+    return errors
 
 
 def check(folder: Path, generated: Case, with_cli: bool) -> None:
@@ -572,14 +612,16 @@ def check(folder: Path, generated: Case, with_cli: bool) -> None:
     if with_cli:
         with hang_guard():
             code, out, err = info(path)
-        lines = [line for line in err.splitlines() if line.strip()]
-        assert "Traceback" not in out + err
-        if code == 0:
-            assert loaded and lines == [] and out.startswith("case.cwproj: project ")
-        else:
-            assert code == 1, (code, err)
-            assert len(lines) == 1 and lines[0].startswith("cellwright: error: "), err
-            assert cli.INTERNAL_ERROR not in lines[0], lines[0]
+        answered(code, out, err)
+        assert code != 0 or (loaded and out.startswith("case.cwproj: project "))
+    if generated.train and loaded and with_cli:
+        trained = folder.parent / f"{folder.name}-trained.cwproj"
+        with hang_guard(3 * CASE_SECONDS):
+            code, out, err = info(path, "train", "--epochs", "1", "--quiet", "--out",
+                                  str(trained))  # fmt: skip
+        answered(code, out, err)
+        with contextlib.suppress(FileNotFoundError):
+            trained.unlink()
     assert os.listdir(folder) == ["case.cwproj"]
     assert PICKLES_RUN == []
 
