@@ -1,7 +1,10 @@
 """Form fields for narrow docks: exact number boxes, wheel-safe combos, the refused look.
 
-A refused value turns its field red with the reason as tooltip (as the Inspector
-does); `clear_refusal` puts the field's own tooltip back.
+Every drop-down and spin box of a form is one of these (`Combo`, `IntBox`, `NumberBox`):
+a mouse wheel over one the user has not clicked into scrolls the panel around it and
+never changes its value (an unseen edit, and in the Inspector an undo step). A refused
+value turns its field red with the reason as tooltip (as the Inspector does);
+`clear_refusal` puts the field's own tooltip back.
 """
 
 from __future__ import annotations
@@ -72,7 +75,15 @@ def clear_refusal(field: QWidget) -> None:
 
 
 class WheelWhenFocused:
-    """In a scroll area the wheel scrolls the form; it changes a field only once focused."""
+    """The wheel changes the field only once it has the focus (a click or Tab gives it).
+
+    Over an unfocused field the wheel event is ignored, so Qt passes it on to the
+    parents: the scroll area the form sits in scrolls. The wheel alone never focuses it.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)  # not WheelFocus
 
     def wheelEvent(self, event) -> None:  # noqa: N802 (Qt's name)
         if self.hasFocus():
@@ -84,7 +95,6 @@ class WheelWhenFocused:
 class Combo(WheelWhenFocused, QComboBox):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         # Long entries must not widen a narrow dock.
         self.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.setMinimumContentsLength(8)
@@ -114,7 +124,6 @@ class TypedCheck(WheelWhenFocused):
 class IntBox(TypedCheck, QSpinBox):
     def __init__(self, minimum: int, maximum: int, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setKeyboardTracking(False)  # valueChanged on Enter / leaving, not per keystroke
         self.setRange(minimum, maximum)
 
@@ -132,7 +141,6 @@ class NumberBox(TypedCheck, QDoubleSpinBox):
 
     def __init__(self, minimum: float, maximum: float, step: float, parent=None) -> None:
         super().__init__(parent)
-        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setKeyboardTracking(False)
         self.setDecimals(30)  # Qt rounds values to this many decimals: keep them all
         self.setRange(minimum, maximum)

@@ -2,7 +2,8 @@
 
 The dialog only edits a `Preferences` value; the caller stores and applies what
 `preferences()` gives after `exec()` is accepted. OK refuses a data folder that does not
-exist: the dialog stays open and says why.
+exist: the dialog stays open and says why. The fields scroll when the dialog is short; the
+wheel scrolls them, and changes a field only once it is clicked into.
 """
 
 from __future__ import annotations
@@ -12,18 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtWidgets import (
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QFormLayout,
+    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
-    QSpinBox,
+    QScrollArea,
+    QVBoxLayout,
     QWidget,
 )
+
+from widgets.form_fields import Combo, IntBox
 
 MAX_INTERVAL = 3600
 MAX_RECENT = 30
@@ -51,22 +55,20 @@ class PreferencesDialog(QDialog):
         self.set_preferences(preferences)
 
     def _build(self, themes: Mapping[str, str]) -> None:
-        self.autosave = QSpinBox()
+        self.autosave = IntBox(0, MAX_INTERVAL)
         self.autosave.setObjectName("autosave_seconds")
-        self.autosave.setRange(0, MAX_INTERVAL)
         self.autosave.setSuffix(" s")
         self.autosave.setSpecialValueText("off")
         self.autosave.setToolTip("Unsaved work is copied beside the settings this often (and "
                                  "before training starts); after a crash Cellwright offers "
                                  "to restore it. Your own file is only written when you save.")
-        self.recent = QSpinBox()
+        self.recent = IntBox(0, MAX_RECENT)
         self.recent.setObjectName("recent_files_limit")
-        self.recent.setRange(0, MAX_RECENT)
         self.recent.setSuffix(" files")
         self.recent.setSpecialValueText("none")
         self.recent.setToolTip("How many projects File → Open Recent lists. A smaller number "
                                "drops the oldest at once.")
-        self.theme = QComboBox()
+        self.theme = Combo()
         self.theme.setObjectName("theme")
         for value, name in themes.items():
             self.theme.addItem(name, value)
@@ -97,14 +99,22 @@ class PreferencesDialog(QDialog):
                                         | QDialogButtonBox.StandardButton.Cancel)  # fmt: skip
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
-        form = QFormLayout(self)
+        fields = QWidget()
+        form = QFormLayout(fields)
         form.addRow("Autosave every", self.autosave)
         form.addRow(note)
         form.addRow("Recent files", self.recent)
         form.addRow("Theme", self.theme)
         form.addRow("Data folder", folder_row)
         form.addRow(self.error)
-        form.addRow(self.buttons)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("preferences_scroll")
+        self.scroll.setWidget(fields)
+        self.scroll.setWidgetResizable(True)
+        self.scroll.setFrameShape(QFrame.Shape.NoFrame)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.scroll, 1)
+        layout.addWidget(self.buttons)
         self.setMinimumWidth(460)
 
     # ---- values ------------------------------------------------------------------------------
@@ -141,10 +151,20 @@ class PreferencesDialog(QDialog):
         if refusal:
             self.error.setText(refusal)
             self.error.show()
+            self._fit_fields()
             self.data_folder.setFocus()
             self.data_folder.selectAll()
             return
         super().accept()
+
+    def _fit_fields(self) -> None:
+        """Grow to show every field and the reason below them (the screen allowing)."""
+        fields = self.scroll.widget()
+        fields.layout().activate()
+        missing = fields.sizeHint().height() - self.scroll.viewport().height()
+        if missing > 0:
+            self.resize(self.width(), self.height() + missing)
+        self.scroll.ensureWidgetVisible(self.error)
 
     def _on_data_folder_text_edited(self, text: str) -> None:
         self.error.hide()

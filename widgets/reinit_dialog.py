@@ -6,19 +6,17 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtWidgets import (
-    QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLabel,
     QLineEdit,
-    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
 from app.session.param_values import INITIALIZERS, parse_value
-from widgets.form_fields import clear_refusal, format_number, show_refusal
+from widgets.form_fields import Combo, IntBox, clear_refusal, format_number, show_refusal
 
 DEFAULT_INITIALIZER = "HeNormal"
 
@@ -30,13 +28,12 @@ class ReinitDialog(QDialog):
         super().__init__(parent)
         self.setObjectName("reinit_dialog")
         self.setWindowTitle("Re-initialize Parameters")
-        self.kind = QComboBox()
+        self.kind = Combo()  # as every field here: the wheel changes it only once clicked
         self.kind.setObjectName("reinit_kind")
         self.kind.addItems(list(INITIALIZERS))
         self.kind.setCurrentText(DEFAULT_INITIALIZER)
-        self.seed = QSpinBox()
+        self.seed = IntBox(0, 2**31 - 1)
         self.seed.setObjectName("reinit_seed")
-        self.seed.setRange(0, 2**31 - 1)
         self.seed.setValue(seed)
         self.seed.setToolTip("The same seed gives the same values")
         self.fields: dict[str, QWidget] = {}
@@ -72,7 +69,7 @@ class ReinitDialog(QDialog):
         self.fields = {}
         for option in INITIALIZERS[name][1]:
             if option.choices:
-                field = QComboBox()
+                field = Combo()
                 field.addItems(list(option.choices))
                 field.setCurrentText(option.default)
             else:
@@ -87,7 +84,7 @@ class ReinitDialog(QDialog):
         options: dict[str, Any] = {}
         for option in INITIALIZERS[name][1]:
             field = self.fields[option.name]
-            if isinstance(field, QComboBox):
+            if isinstance(field, Combo):
                 options[option.name] = field.currentText()
                 continue
             try:

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from widgets.form_fields import tool_button
+from widgets.form_fields import Combo, IntBox, tool_button
 from widgets.plots.hook_views import VIEW_TEXTS, VIEW_TIPS
 
 DEFAULT_SETTINGS = {"channel": 0, "sample": 0, "paused": False, "every_step": False}
@@ -32,7 +32,7 @@ class PaneBar(QWidget):
 
     def __init__(self, views: tuple[str, ...], settings: dict) -> None:
         super().__init__()
-        self.view_combo = QComboBox()
+        self.view_combo = Combo()  # the wheel changes it only once clicked into
         self.view_combo.setObjectName("view_combo")
         # Tiled panes share a row: the combo may shrink to ~12 letters (its list stays wide).
         self.view_combo.setSizeAdjustPolicy(
@@ -174,7 +174,7 @@ def restored(settings: dict | None) -> dict:
 
 
 def _selector(name: str, prefix: str, tip: str) -> QSpinBox:
-    spin = QSpinBox()
+    spin = IntBox(0, 1 << 30)  # the wheel changes it only once clicked into
     spin.setObjectName(name)
     spin.setPrefix(prefix)
     spin.setToolTip(tip)

@@ -23,7 +23,6 @@ from PySide6.QtWidgets import (
     QInputDialog,
     QLabel,
     QSizePolicy,
-    QSpinBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -37,7 +36,7 @@ from app.session.param_values import (
     shape_text,
     statistics,
 )
-from widgets.form_fields import format_number, tool_button
+from widgets.form_fields import IntBox, format_number, tool_button
 from widgets.tensor_editor.heatmap import TensorHeatmap, kernel_grid
 from widgets.tensor_editor.model import (
     TensorCellDelegate,
@@ -106,7 +105,7 @@ class TensorEditor(QWidget):
         self._build_bar()
         self._selectors = QHBoxLayout()
         self._selectors.setContentsMargins(0, 0, 0, 0)
-        self.axis_spins: list[QSpinBox] = []
+        self.axis_spins: list[IntBox] = []
         self.axis_labels: list[QLabel] = []
         self._build_pages()
 
@@ -141,9 +140,8 @@ class TensorEditor(QWidget):
                                     "Multiply the selected values by a factor")  # fmt: skip
         self.noise_button = tool_button("noise_button", "Add noise…", "Add Gaussian noise to the "
                                     "selected values, drawn with the seed beside it")  # fmt: skip
-        self.seed_spin = QSpinBox()
+        self.seed_spin = IntBox(0, 999_999)  # the wheel changes it only once clicked into
         self.seed_spin.setObjectName("seed_spin")
-        self.seed_spin.setRange(0, 999_999)
         self.seed_spin.setPrefix("seed ")
         self.seed_spin.setToolTip("The noise's seed: the same seed adds the same noise. It "
                                   "moves on by one after each use.")  # fmt: skip
@@ -218,11 +216,9 @@ class TensorEditor(QWidget):
         for axis, size in enumerate(array.shape[:-2]):
             text = KERNEL_AXES[axis] if self.kernels else f"axis {axis}"
             label = QLabel(text)
-            spin = QSpinBox()
+            spin = IntBox(0, max(size - 1, 0))  # one slice per number typed, not per digit
             spin.setObjectName(f"axis{axis}_spin")
-            spin.setRange(0, max(size - 1, 0))
             spin.setEnabled(size > 0)
-            spin.setKeyboardTracking(False)  # one slice per number typed, not per digit
             spin.setToolTip(f"Which index of axis {axis} (size {size}) the table shows")
             spin.valueChanged.connect(self._on_axis_spin_value_changed)
             label.setBuddy(spin)
