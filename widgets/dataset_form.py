@@ -5,20 +5,19 @@ user that loads is emitted once as `chosen(spec)`, with `spec` as the settings s
 stores it (app.session.settings). A choice that does not load shows the loader's
 reason in the form (the `dataset_error` label) and emits nothing.
 
-A data file of PROGRESS_BYTES or more is read on a worker thread behind a progress
-dialog with Cancel; the GUI thread polls the reading (no Qt call crosses the thread) and
-keeps handling events. A cancelled import leaves the shown data set as it was and says so
-through `message`.
+The form loads nothing itself: app.datasets.loading reads, keeps and words every answer.
+A data file of loading.PROGRESS_BYTES or more is read there on a worker thread while the
+form shows a progress dialog with Cancel; the GUI thread polls the reading (no Qt call
+crosses the thread) and keeps handling events. A cancelled import leaves the shown data
+set as it was and says so through `message`.
 """
 
 from __future__ import annotations
 
 import copy
 import inspect
-import json
-import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,10 +31,18 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.datasets import BUILTIN, CLASSIFICATION, REGRESSION, Dataset, DatasetError
-from app.datasets.csv_stream import cancelled_message
-from app.datasets.file_import import csv_columns, load_csv, load_npz
-from app.session import TrainingError, load_dataset
+from app.datasets import BUILTIN, CLASSIFICATION, REGRESSION, Dataset
+from app.datasets.loading import (
+    DatasetLoader,
+    DatasetRefused,
+    Reading,
+    ReadingCancelled,
+    builtin_of,
+    column_names,
+    file_kind,
+    guess_delimiter,
+    resolve,
+)
 from widgets.dataset_preview import PreviewTable, summarize
 from widgets.form_fields import (
     Combo,
@@ -50,13 +57,7 @@ from widgets.form_fields import (
 FILE, UNKNOWN = ":file", ":unknown"  # combo entries that are not built-in keys
 MAX_SAMPLES = 1_000_000
 FILE_TYPES = "Data files (*.csv *.npz);;CSV files (*.csv);;NumPy archives (*.npz);;All files (*)"
-PROGRESS_BYTES = 4 << 20  # a data file this large is read behind a progress dialog
 POLL_MS = 50  # how often the GUI thread looks at a reading's progress
-CANT_USE = "The data set can't be used: "  # as app.session.load_dataset words a loader's refusal
-
-
-class ImportCancelled(TrainingError):
-    """The user cancelled reading a data file; the form is left as it was."""
 
 
 class DatasetForm(QWidget):
@@ -72,9 +73,7 @@ class DatasetForm(QWidget):
         self.default_folder: Path | None = None
         self._filling = False
         self._file_spec: dict[str, Any] | None = None  # the last imported file, kept on offer
-        # (cache key, the data set or why not, whether the reading was cancelled)
-        self._loaded: tuple[str, Dataset | str, bool] | None = None
-        self._reading: _Reading | None = None  # a data file being read on a worker thread
+        self.loader = DatasetLoader(wait=self._wait_for)  # reads and keeps the data set
         self._label_choice: Any = None  # the label column entry the form shows
         self.fields: dict[str, QWidget] = {}
         self._build()
@@ -83,7 +82,7 @@ class DatasetForm(QWidget):
         """Show the `dataset` setting `spec`; relative file paths are read from `folder`."""
         self._spec = copy.deepcopy(spec)
         self._folder = Path(folder) if folder is not None else None
-        if _file_kind(spec):
+        if file_kind(spec):
             self._file_spec = copy.deepcopy(dict(spec))
         self._fill()
 
@@ -93,18 +92,14 @@ class DatasetForm(QWidget):
         if self._spec is None:
             return None
         try:
-            return self._load(self._spec)
-        except TrainingError:
+            return self.loader.load(self._spec, self._folder)
+        except DatasetRefused:
             return None
 
     def already_read(self, spec: Any, folder: Path | None) -> Dataset | None:
         """The data set `spec` names (relative paths from `folder`) if this form has read it
         and the file is unchanged on disk since, else None. Never reads anything."""
-        folder = Path(folder) if folder is not None else None
-        kept = self._loaded
-        if kept is None or folder != self._folder or isinstance(kept[1], str):
-            return None
-        return kept[1] if kept[0] == self._cache_key(spec) else None
+        return self.loader.already_read(spec, Path(folder) if folder is not None else None)
 
     # ---- building ----------------------------------------------------------------------------
 
@@ -157,9 +152,9 @@ class DatasetForm(QWidget):
         self._filling = True
         try:
             self._fill_choice()
-            builtin = _builtin_of(self._spec)
+            builtin = builtin_of(self._spec)
             self._fill_builtin_options(builtin if builtin and builtin[0] in BUILTIN else None)
-            self._fill_csv_options(self._spec if _file_kind(self._spec) == "csv" else None)
+            self._fill_csv_options(self._spec if file_kind(self._spec) == "csv" else None)
             for field in self.fields.values():
                 clear_refusal(field)
             self._show_data()
@@ -176,7 +171,7 @@ class DatasetForm(QWidget):
             combo.setItemData(combo.count() - 1, entry.description, Qt.ItemDataRole.ToolTipRole)
         if self._file_spec is not None:
             combo.addItem(f"{_file_name(self._file_spec)} (imported)", FILE)
-        builtin, kind = _builtin_of(spec), _file_kind(spec)
+        builtin, kind = builtin_of(spec), file_kind(spec)
         if builtin is not None and builtin[0] in BUILTIN:
             combo.setCurrentIndex(combo.findData(builtin[0]))
             self.description.setText(BUILTIN[builtin[0]].description)
@@ -218,7 +213,7 @@ class DatasetForm(QWidget):
         self._label_choice = None
         if spec is None:
             return
-        names = _csv_columns(self._resolve(spec["csv"]), spec)
+        names = column_names(self._resolve(spec["csv"]), spec)
         counts = Counter(names)
         for i, name in enumerate(names):
             label_column.addItem(name, name if counts[name] == 1 else i)
@@ -242,8 +237,8 @@ class DatasetForm(QWidget):
         dataset = None
         if self._spec is not None:
             try:
-                dataset = self._load(self._spec)
-            except TrainingError as exc:
+                dataset = self.loader.load(self._spec, self._folder)
+            except DatasetRefused as exc:
                 self._show_error(str(exc))
         self.summary.setText(summarize(dataset) if dataset is not None else "")
         self.summary.setVisible(dataset is not None)
@@ -256,50 +251,11 @@ class DatasetForm(QWidget):
     # ---- loading -----------------------------------------------------------------------------
 
     def _resolve(self, path: str) -> Path:
-        path = Path(path).expanduser()
-        return self._folder / path if not path.is_absolute() and self._folder else path
+        return resolve(path, self._folder)
 
-    def _load(self, spec: Any, retry: bool = False) -> Dataset:
-        """The data set `spec` names, or TrainingError; the last answer is kept.
-
-        `retry` reads again a file whose last reading was cancelled; a reading the user
-        cancels now raises ImportCancelled and keeps the answer kept before.
-        """
-        key = self._cache_key(spec)
-        kept = self._loaded
-        if kept is None or kept[0] != key or (retry and kept[2]):
-            if self._reading is not None:  # asked again while a file is being read
-                raise TrainingError("A data file is still being read.")
-            found, cancelled = self._read(spec)
-            if cancelled and retry:
-                raise ImportCancelled(found)
-            if cancelled:
-                found = f"{found} Import it again to use it."
-            self._loaded = (key, found, cancelled)
-        if isinstance(self._loaded[1], str):
-            raise TrainingError(self._loaded[1])
-        return self._loaded[1]
-
-    def _read(self, spec: Any) -> tuple[Dataset | str, bool]:
-        """(the data set or why not, whether the user cancelled reading it)."""
-        kind = _file_kind(spec)
-        if kind is not None and "csv" in spec and "npz" in spec:
-            kind = None  # load_dataset says why that can't be
-        if kind is not None and _size(self._resolve(str(spec[kind]))) >= PROGRESS_BYTES:
-            return self._read_with_progress(spec, kind)
-        try:
-            return load_dataset(spec, self._folder), False
-        except TrainingError as exc:
-            return str(exc), False
-        except Exception as exc:  # a loader bug must not take the form down
-            return f"{CANT_USE}{type(exc).__name__}: {exc}", False
-
-    def _read_with_progress(self, spec: Mapping, kind: str) -> tuple[Dataset | str, bool]:
-        """Read a large data file on a worker thread while a progress dialog offers Cancel."""
-        path = self._resolve(str(spec[kind]))
-        options = {k: v for k, v in spec.items() if k != kind}
-        reading = _Reading(load_csv if kind == "csv" else load_npz, path, options)
-        dialog = QProgressDialog(f"Reading {path.name}…", "Cancel", 0, 1000, self)
+    def _wait_for(self, reading: Reading) -> None:
+        """Show a large file's reading with Cancel until it ends; the GUI goes on meanwhile."""
+        dialog = QProgressDialog(f"Reading {reading.path.name}…", "Cancel", 0, 1000, self)
         dialog.setObjectName("dataset_progress")
         dialog.setWindowTitle("Import data")
         dialog.setWindowModality(Qt.WindowModality.WindowModal)
@@ -317,36 +273,18 @@ class DatasetForm(QWidget):
                 loop.quit()
 
         timer.timeout.connect(on_timer_timeout)
-        self._reading = reading
         try:
-            reading.start()
             dialog.show()
             timer.start()
             if not reading.finished.is_set():
                 loop.exec()
         finally:
-            if not reading.finished.is_set():  # the loop was left some other way
-                reading.cancel()
-            reading.finished.wait()  # quick: a cancelled reading stops at its next chunk
-            self._reading = None
             timer.stop()
             timer.deleteLater()
             loop.deleteLater()
-            dialog.blockSignals(True)  # closing emits canceled(); the reading has ended
+            dialog.blockSignals(True)  # closing emits canceled(); the loader ends the reading
             dialog.close()
             dialog.deleteLater()
-        return reading.answer()
-
-    def _cache_key(self, spec: Any) -> str:
-        stamp: Any = None  # a file edited on disk is read again
-        kind = _file_kind(spec)
-        if kind is not None:
-            try:
-                info = self._resolve(str(spec[kind])).stat()
-                stamp = (info.st_mtime_ns, info.st_size)
-            except OSError:
-                stamp = "missing"
-        return json.dumps([spec, str(self._folder), stamp], sort_keys=True, default=str)
 
     def _stored_path(self, path: Path) -> str:
         """Relative to the project's folder when inside it (so the two move together)."""
@@ -361,19 +299,19 @@ class DatasetForm(QWidget):
     def _commit(self, spec: dict[str, Any], field: QWidget | None, name: str = "") -> None:
         """Emit `spec` if it loads and differs from the shown one; else say why in the form."""
         try:
-            self._load(spec, retry=True)
-        except ImportCancelled as exc:
+            self.loader.load(spec, self._folder, retry=True)
+        except ReadingCancelled as exc:
             self._fill()  # the choice the user made goes back to the one that holds
             self.message.emit(f"{exc} The data set is unchanged.")
             return
-        except TrainingError as exc:
+        except DatasetRefused as exc:
             if field is not None:
                 show_refusal(field, str(exc))
             self._show_error(f"{name}: {exc}" if name else str(exc))
             return
         changed = spec != self._spec
         self._spec = spec
-        if _file_kind(spec):
+        if file_kind(spec):
             self._file_spec = copy.deepcopy(spec)
         self._fill()
         if changed:
@@ -385,10 +323,10 @@ class DatasetForm(QWidget):
         combo = self.fields["dataset"]
         choice = combo.itemData(index)
         if choice == FILE:
-            if self._file_spec is not None and not _file_kind(self._spec):
+            if self._file_spec is not None and not file_kind(self._spec):
                 self._commit(copy.deepcopy(self._file_spec), combo)
             return
-        builtin = _builtin_of(self._spec)
+        builtin = builtin_of(self._spec)
         if choice not in BUILTIN or (builtin is not None and builtin[0] == choice):
             return
         entry = BUILTIN[choice]
@@ -401,7 +339,7 @@ class DatasetForm(QWidget):
         self._commit({"builtin": choice, "options": options}, combo)
 
     def _on_samples_value_changed(self, value: int) -> None:
-        builtin = _builtin_of(self._spec)
+        builtin = builtin_of(self._spec)
         if self._filling or builtin is None or builtin[0] not in BUILTIN:
             return
         key, options = builtin
@@ -412,7 +350,7 @@ class DatasetForm(QWidget):
         self._commit_builtin(key, options, self.fields["samples"])
 
     def _on_noise_value_changed(self, value: float) -> None:
-        builtin = _builtin_of(self._spec)
+        builtin = builtin_of(self._spec)
         if self._filling or builtin is None or builtin[0] not in BUILTIN:
             return
         key, options = builtin
@@ -420,7 +358,7 @@ class DatasetForm(QWidget):
         self._commit_builtin(key, options, self.fields["noise"])
 
     def _commit_builtin(self, key: str, options: dict[str, Any], field: QWidget) -> None:
-        if _builtin_of(self._spec) == (key, options):  # the same, written another way
+        if builtin_of(self._spec) == (key, options):  # the same, written another way
             clear_refusal(field)
             return
         self._commit({"builtin": key, "options": options}, field)
@@ -432,7 +370,7 @@ class DatasetForm(QWidget):
 
     def _import_start(self) -> str:
         """Beside the data file shown, else the default data folder, else the project's."""
-        kind = _file_kind(self._spec)
+        kind = file_kind(self._spec)
         if kind:
             folder = self._resolve(str(self._spec[kind])).parent
             if folder.is_dir():
@@ -451,7 +389,7 @@ class DatasetForm(QWidget):
         kind = "npz" if path.suffix.lower() == ".npz" else "csv"
         spec: dict[str, Any] = {kind: self._stored_path(path)}
         if kind == "csv":
-            delimiter = _guess_delimiter(path)
+            delimiter = guess_delimiter(path)
             if delimiter != ",":
                 spec["delimiter"] = delimiter
         self._commit(spec, None, path.name)
@@ -459,14 +397,14 @@ class DatasetForm(QWidget):
     def _on_label_column_activated(self, index: int) -> None:
         field = self.fields["label_column"]
         choice = field.itemData(index)
-        if _file_kind(self._spec) != "csv" or choice == self._label_choice:
+        if file_kind(self._spec) != "csv" or choice == self._label_choice:
             return
         self._commit({**self._spec, "label_column": choice}, field)
 
     def _on_task_activated(self, index: int) -> None:
         task = self.fields["task"].itemData(index)
         spec = self._spec
-        if _file_kind(spec) != "csv" or task == spec.get("task", CLASSIFICATION):
+        if file_kind(spec) != "csv" or task == spec.get("task", CLASSIFICATION):
             return
         new = {k: v for k, v in spec.items() if k != "task"}
         if task != CLASSIFICATION:
@@ -483,103 +421,9 @@ def _note(name: str, style: str) -> QLabel:
     return label
 
 
-def _builtin_of(spec: Any) -> tuple[str, dict[str, Any]] | None:
-    """(key, options) of a built-in set's setting ("moons" or {"builtin": ...}), else None."""
-    if isinstance(spec, str):
-        return spec, {}
-    if isinstance(spec, Mapping) and "builtin" in spec:
-        options = spec.get("options")
-        return spec["builtin"], dict(options) if isinstance(options, Mapping) else {}
-    return None
-
-
-def _file_kind(spec: Any) -> str | None:
-    if isinstance(spec, Mapping) and "builtin" not in spec:
-        for kind in ("csv", "npz"):
-            if kind in spec:
-                return kind
-    return None
-
-
 def _file_name(spec: Mapping) -> str:
-    return Path(str(spec[_file_kind(spec)])).name
+    return Path(str(spec[file_kind(spec)])).name
 
 
 def _describe(spec: Any) -> str:
     return str(spec.get("builtin", "data set")) if isinstance(spec, Mapping) else str(spec)
-
-
-def _csv_columns(path: Path, spec: Mapping) -> list[str]:
-    """The column names load_csv would use, from the file's first row ([] if unreadable)."""
-    try:
-        return csv_columns(path, spec.get("delimiter", ","), spec.get("has_header", True))
-    except DatasetError:
-        return []
-
-
-def _guess_delimiter(path: Path) -> str:
-    """',' unless the first row is one column with ',' but several with ';', a tab or '|'."""
-    for delimiter in ",;\t|":
-        try:
-            if len(csv_columns(path, delimiter)) > 1:
-                return delimiter
-        except DatasetError:
-            break
-    return ","
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
-
-
-class _Reading:
-    """A data file read by a loader on a worker thread.
-
-    The worker only writes plain attributes and sets events; the GUI thread polls them.
-    """
-
-    def __init__(self, loader: Callable[..., Dataset], path: Path, options: dict) -> None:
-        self.path = path
-        self.finished = threading.Event()
-        self._cancel = threading.Event()
-        self._done, self._total = 0, 0
-        self._answer: Dataset | str = ""
-        self._thread = threading.Thread(
-            target=self._run, args=(loader, path, options), name="data-import", daemon=True
-        )
-
-    def start(self) -> None:
-        self._thread.start()
-
-    def cancel(self) -> None:
-        self._cancel.set()
-
-    def permille(self) -> int:
-        """How much of the file was read, 0 to 1000."""
-        return min(1000, 1000 * self._done // self._total) if self._total else 0
-
-    def answer(self) -> tuple[Dataset | str, bool]:
-        """(the data set or why not, whether it was cancelled), once finished."""
-        if self._cancel.is_set():  # even if it ended first: the user said no
-            return cancelled_message(self.path.name), True
-        return self._answer, False
-
-    def _on_progress(self, done: int, total: int) -> None:
-        self._done, self._total = done, total
-
-    def _run(self, loader: Callable[..., Dataset], path: Path, options: dict) -> None:
-        try:
-            self._answer = loader(
-                path, **options, progress=self._on_progress, cancelled=self._cancel.is_set
-            )
-        except DatasetError as exc:
-            self._answer = f"{CANT_USE}{exc}"
-        except TypeError as exc:  # an option the loader does not take, as load_dataset says
-            self._answer = f"The data set setting has a bad option: {exc}."
-        except Exception as exc:  # a loader bug must not take the form down
-            self._answer = f"{CANT_USE}{type(exc).__name__}: {exc}"
-        finally:
-            self.finished.set()

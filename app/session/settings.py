@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from app.datasets import Dataset, DatasetError, load_csv, load_npz, make_builtin
+from app.datasets import Dataset
+from app.datasets.loading import DatasetRefused, read_dataset
 from app.session.history import HISTORY_STEPS
 from engine import nn
 
@@ -129,31 +130,9 @@ def check_history_steps(value: Any) -> int:
 def load_dataset(spec: str | Mapping[str, Any], folder: Path | None = None) -> Dataset:
     """The data set a `dataset` setting names; TrainingError with the reason if it can't be had."""
     try:
-        if isinstance(spec, str):
-            return make_builtin(spec)
-        if not isinstance(spec, Mapping):
-            raise TrainingError(f"The data set setting must be a name or a mapping, not {spec!r}.")
-        kinds = [k for k in ("builtin", "csv", "npz") if k in spec]
-        if len(kinds) != 1:
-            raise TrainingError(
-                "The data set setting needs exactly one of 'builtin', 'csv' or 'npz'."
-            )
-        kind = kinds[0]
-        options = {k: v for k, v in spec.items() if k != kind}
-        if kind == "builtin":
-            extra = sorted(set(options) - {"options"})
-            if extra:
-                raise TrainingError(f"Unknown built-in data set entries: {', '.join(extra)}.")
-            return make_builtin(spec[kind], **dict(options.get("options", {})))
-        path = Path(spec[kind]).expanduser()
-        if not path.is_absolute() and folder is not None:
-            path = folder / path
-        loader = load_csv if kind == "csv" else load_npz
-        return loader(path, **options)
-    except DatasetError as exc:
-        raise TrainingError(f"The data set can't be used: {exc}") from None
-    except TypeError as exc:  # an option the loader does not take
-        raise TrainingError(f"The data set setting has a bad option: {exc}.") from None
+        return read_dataset(spec, folder)  # the Run dock's form reads through it too
+    except DatasetRefused as exc:
+        raise TrainingError(str(exc)) from None
 
 
 def make_loss(name: str) -> nn.Cell:

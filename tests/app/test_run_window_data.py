@@ -8,9 +8,9 @@ from compiler_samples import mlp
 from PySide6.QtWidgets import QMessageBox
 from window_support import TIMEOUT, shown_window
 
+from app.datasets import loading
 from app.document import Project
 from app.io.project_file import save_project
-from app.session import settings as session_settings
 from tests.app.dialogs import record_dialogs
 
 
@@ -47,13 +47,13 @@ def project_file(tmp_path):
 def test_the_data_file_is_read_once_for_the_form_and_the_training(window, qtbot, project_file,
                                                                   monkeypatch):
     reads = []
-    original = session_settings.load_csv
+    original = loading.load_csv  # the form and the session both read through it
 
     def counting(path, **options):
         reads.append(path.name)
         return original(path, **options)
 
-    monkeypatch.setattr(session_settings, "load_csv", counting)
+    monkeypatch.setattr(loading, "load_csv", counting)
     assert window.open_project(project_file, interactive=False)
     run = window.run
     qtbot.waitUntil(lambda: run.session is not None, timeout=TIMEOUT)

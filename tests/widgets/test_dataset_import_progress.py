@@ -9,8 +9,7 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFileDialog, QLabel, QProgressDialog, QPushButton
 
-from app.datasets import csv_stream, file_import
-from widgets import dataset_form
+from app.datasets import csv_stream, file_import, loading
 from widgets.dataset_form import DatasetForm
 
 SPIRALS = {"builtin": "spirals", "options": {"n_samples": 200, "noise": 0.1}}
@@ -19,7 +18,7 @@ SPIRALS = {"builtin": "spirals", "options": {"n_samples": 200, "noise": 0.1}}
 @pytest.fixture
 def form(qtbot, tmp_path, monkeypatch):
     """A form showing Spirals, for which a file of 100 KB is large; what it says is kept."""
-    monkeypatch.setattr(dataset_form, "PROGRESS_BYTES", 100_000)
+    monkeypatch.setattr(loading, "PROGRESS_BYTES", 100_000)
     monkeypatch.setattr(csv_stream, "CHUNK_BYTES", 16_384)  # a report every 16 KB
     form = DatasetForm()
     qtbot.addWidget(form)
@@ -45,8 +44,8 @@ def slow_disk(monkeypatch):
 
         return load_slowly
 
-    monkeypatch.setattr(dataset_form, "load_csv", slowly(file_import.load_csv))
-    monkeypatch.setattr(dataset_form, "load_npz", slowly(file_import.load_npz))
+    monkeypatch.setattr(loading, "load_csv", slowly(file_import.load_csv))
+    monkeypatch.setattr(loading, "load_npz", slowly(file_import.load_npz))
 
 
 def write_csv(path, rows=30_000):
