@@ -11,6 +11,7 @@ MAX_NESTING = 32  # composites inside composites; deeper data is refused, not re
 
 NODE_KEYS = {"id", "type", "name", "position", "inputs", "outputs", "params"}
 COMPOSITE_KEYS = {"definition", "subgraph"}
+OPTIONAL_KEYS = {"typed"}  # written only when not empty: older files and versions lack it
 EDGE_KEYS = {"id", "src", "src_port", "dst", "dst_port"}
 
 
@@ -31,6 +32,8 @@ def node_to_data(node: Node) -> dict:
         "outputs": list(node.outputs),
         "params": {k: _plain(v) for k, v in node.params.items()},
     }
+    if node.typed:
+        data["typed"] = sorted(node.typed)
     if node.subgraph is not None:
         data["definition"] = node.definition
         data["subgraph"] = graph_to_data(node.subgraph)
@@ -59,12 +62,23 @@ def graph_from_data(data: Any, *, subgraph: bool = False, _depth: int = 0) -> Gr
     return Graph._build(nodes, edges, subgraph=subgraph)
 
 
+def restore_graph(graph: Graph, data: Any) -> None:
+    """Make `graph` equal to a `graph_to_data` snapshot, emitting events for the differences.
+
+    Undo of any compound edit (group, ungroup, paste) is `restore_graph(graph, before)`.
+    """
+    target = graph_from_data(data, subgraph=graph._is_subgraph)
+    if graph._is_subgraph and target.boundary() != graph.boundary():
+        raise DocumentError("A composite's ports can't change from inside it.")
+    graph._adopt(list(target.nodes.values()), list(target.edges.values()))
+
+
 def node_from_data(data: Any, _depth: int = 0) -> Node:
     _expect(data, dict, "a node")
     composite = data.get("type") == COMPOSITE
     wanted = NODE_KEYS | COMPOSITE_KEYS if composite else NODE_KEYS
-    if set(data) != wanted:
-        raise DocumentError(f"A node has {_keys_problem(set(data), wanted)}.")
+    if set(data) - OPTIONAL_KEYS != wanted:
+        raise DocumentError(f"A node has {_keys_problem(set(data) - OPTIONAL_KEYS, wanted)}.")
     sub = None
     if composite:
         sub = graph_from_data(data["subgraph"], subgraph=True, _depth=_depth + 1)
@@ -79,6 +93,7 @@ def node_from_data(data: Any, _depth: int = 0) -> Node:
             params=_expect(data["params"], dict, "hyper-parameters"),
             subgraph=sub,
             definition=_expect(data.get("definition", ""), str, "a definition name"),
+            typed=_expect(data.get("typed", []), list, "a list of typed sizes"),
         )
     except TypeError as exc:  # e.g. an unhashable port name
         raise DocumentError(f"A node is malformed: {exc}.") from None

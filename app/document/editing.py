@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -22,6 +24,7 @@ from app.document.node import (
     position,
 )
 
+_NUMBER = re.compile(r"(\w*?[A-Za-z_])(\d+)")  # 'dense2' -> 'dense', '2'
 _PORT_GAP = 200.0  # how far left/right of the selection a composite's port nodes sit
 
 
@@ -45,8 +48,10 @@ class Pasted:
     id_map: Mapping[str, str]  # copied id -> new id, for nodes and edges at every level
 
 
-def group(graph: Graph, node_ids: Iterable[str], *, definition: str, name: str) -> Grouping:
-    """Move the selection into a new composite node.
+def group(
+    graph: Graph, node_ids: Iterable[str], *, definition: str = "Group", name: str = ""
+) -> Grouping:
+    """Move the selection into a new composite node (named from `definition` if no `name`).
 
     Each outside output feeding the selection becomes one input port, each selected
     output used outside one output port. Node and edge ids are kept (an edge into the
@@ -199,6 +204,7 @@ def ungroup(graph: Graph, node_id: str) -> Ungrouping:
 
 
 def copy(graph: Graph, node_ids: Iterable[str]) -> dict:
+    """The selected nodes and the edges among them as plain data, for the clipboard."""
     chosen = _selection(graph, node_ids, skip_ports=True)
     inside = set(chosen)
     return {
@@ -211,14 +217,15 @@ def copy(graph: Graph, node_ids: Iterable[str]) -> dict:
     }
 
 
-def paste(graph: Graph, data: Any, *, offset: tuple[float, float]) -> Pasted:
+def paste(graph: Graph, data: Any, *, offset: tuple[float, float] = (0.0, 0.0)) -> Pasted:
+    """Add copies of clipboard data with fresh ids and free names, moved by `offset`."""
     dx, dy = position(offset)
     fresh: dict[str, str] = {}
     pasted = graph_from_data(rename_ids(data, fresh, new_id))
     taken = {n.name for n in graph.nodes.values()}
     nodes = []
     for node in pasted.nodes.values():
-        name = graph.free_name(node.name, taken)
+        name = _copy_name(graph, node.name, taken)
         taken.add(name)
         x, y = node.position
         nodes.append(node.replace(name=name, position=(x + dx, y + dy)))
@@ -273,3 +280,15 @@ def _port_names(stem: str, count: int, taken: set[str]) -> list[str]:
 
 def _spread(centre: float, count: int, gap: float = 60.0) -> list[float]:
     return [centre + (i - (count - 1) / 2) * gap for i in range(count)]
+
+
+def _copy_name(graph: Graph, name: str, taken: set[str]) -> str:
+    """A copy's name: its own if free, else its stem with the next free number after its
+    own (a copy of dense2 is dense3, or dense4 if that is taken; never dense1)."""
+    if name not in taken:
+        return name
+    numbered = _NUMBER.fullmatch(name)
+    if numbered is None:
+        return graph.free_name(name, taken)
+    stem, number = numbered.group(1), int(numbered.group(2))
+    return next(f"{stem}{n}" for n in itertools.count(number + 1) if f"{stem}{n}" not in taken)

@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from app.document.changes import transfer
+from app.document.changes import Pending, differences, same_kind
 from app.document.events import (
     EdgeAdded,
     EdgeRemoved,
@@ -36,9 +36,6 @@ from app.document.node import (
     position,
     same_value,
 )
-
-if TYPE_CHECKING:
-    from app.document.editing import Grouping, Pasted, Ungrouping
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ class Graph:
 
     # The nodes by id, and their ids by name (so a name is looked up in constant time, and
     # loading a file of n nodes takes time linear in n). The graph's edits keep both in step;
-    # assigning `_nodes` a new dict (as `changes.transfer` does) rebuilds the index.
+    # assigning `_nodes` a new dict (as `_take` does) rebuilds the index.
 
     @property
     def _nodes(self) -> dict[str, Node]:
@@ -298,8 +295,12 @@ class Graph:
     def set_param(self, node_id: str, key: str, value: Any) -> None:
         self.set_params(node_id, {key: value})
 
-    def set_params(self, node_id: str, values: Mapping[str, Any]) -> None:
-        """Set hyper-parameters; value ABSENT unsets one. One ParamChanged per real change."""
+    def set_params(self, node_id: str, values: Mapping[str, Any], *,
+                   typed: Iterable[str] | None = None) -> None:
+        """Set hyper-parameters; value ABSENT unsets one. One ParamChanged per real change.
+
+        `typed`, if given, becomes the node's set of sizes the user typed (`Node.typed`).
+        """
         node = self.node(node_id)
         params = dict(node.params)
         changes = []
@@ -315,8 +316,9 @@ class Graph:
             else:
                 params[key] = value
             changes.append(ParamChanged(node_id, key, old, value))
-        if changes:
-            self._put(node.replace(params=params))
+        retyped = typed is not None and frozenset(typed) != node.typed
+        if changes or retyped:
+            self._put(node.replace(params=params, typed=node.typed if typed is None else typed))
             for change in changes:
                 self.events.emit(change)
 
@@ -379,57 +381,6 @@ class Graph:
         self._drop_edge(edge)
         self.events.emit(EdgeRemoved(edge_id, edge))
         return edge
-
-    def group(
-        self, node_ids: Iterable[str], *, definition: str = "Group", name: str = ""
-    ) -> Grouping:
-        """Replace the selected nodes by one composite node; returns a `Grouping`."""
-        from app.document.editing import group
-
-        return group(self, node_ids, definition=definition, name=name)
-
-    def ungroup(self, node_id: str) -> Ungrouping:
-        """Replace a composite node by its inside; returns an `Ungrouping`."""
-        from app.document.editing import ungroup
-
-        return ungroup(self, node_id)
-
-    def copy(self, node_ids: Iterable[str]) -> dict:
-        """The selected nodes and the edges among them as plain data, for the clipboard."""
-        from app.document.editing import copy
-
-        return copy(self, node_ids)
-
-    def paste(self, data: Mapping, *, offset: tuple[float, float] = (0.0, 0.0)) -> Pasted:
-        """Add copies of clipboard data with fresh ids and free names; returns a `Pasted`."""
-        from app.document.editing import paste
-
-        return paste(self, data, offset=offset)
-
-    def to_data(self) -> dict:
-        """The whole graph as plain JSON-able data (also an undo snapshot for `restore`)."""
-        from app.document.data import graph_to_data
-
-        return graph_to_data(self)
-
-    @classmethod
-    def from_data(cls, data: Mapping) -> Graph:
-        """A graph from `to_data` output; DocumentError if the data is malformed or invalid."""
-        from app.document.data import graph_from_data
-
-        return graph_from_data(data)
-
-    def restore(self, data: Mapping) -> None:
-        """Make this graph equal to a `to_data` snapshot, emitting events for the differences.
-
-        Undo of any compound edit (group, ungroup, paste) is `restore(snapshot_before)`.
-        """
-        from app.document.data import graph_from_data
-
-        target = graph_from_data(data, subgraph=self._is_subgraph)
-        if self._is_subgraph and target.boundary() != self.boundary():
-            raise DocumentError("A composite's ports can't change from inside it.")
-        self._adopt(list(target._nodes.values()), list(target._edges.values()))
 
     # ---- internals -----------------------------------------------------------------------
 
@@ -541,8 +492,43 @@ class Graph:
 
     def _adopt(self, nodes: list[Node], edges: list[Edge]) -> None:
         """Become exactly `nodes` and `edges` (checked first); emit events for the difference."""
-        for bus, event in transfer(self, Graph._build(nodes, edges, subgraph=self._is_subgraph)):
+        for bus, event in self._take(Graph._build(nodes, edges, subgraph=self._is_subgraph)):
             bus.emit(event)
+
+    def _take(self, target: Graph) -> Pending:
+        """Hold `target`'s (already checked) contents; returns the events to emit.
+
+        The caller emits them once everything, at every level, is in place. Composites
+        present on both sides keep their own subgraph object (views may be watching it),
+        which takes over the target's subgraph contents in turn.
+        """
+        pending: Pending = []
+        bus = self.events
+        old_edges, new_edges = self._edges, target._edges
+        for edge_id, edge in old_edges.items():
+            if new_edges.get(edge_id) != edge:
+                pending.append((bus, EdgeRemoved(edge_id, edge)))
+        kept: dict[str, Node] = {}
+        for node_id, node in self._nodes.items():
+            new = target._nodes.get(node_id)
+            if new is None or not same_kind(node, new):
+                pending.append((bus, NodeRemoved(node_id, node)))
+            else:
+                kept[node_id] = node
+        nodes: dict[str, Node] = {}
+        for node_id, new in target._nodes.items():
+            old = kept.get(node_id)
+            if old is not None:
+                if old.subgraph is not None and new.subgraph is not old.subgraph:
+                    pending += old.subgraph._take(new.subgraph)
+                    new = new.replace(subgraph=old.subgraph)
+                pending += [(bus, e) for e in differences(old, new)]
+            nodes[node_id] = new
+        pending += [(bus, NodeAdded(nid)) for nid in nodes if nid not in kept]
+        pending += [(bus, EdgeAdded(i)) for i, e in new_edges.items() if old_edges.get(i) != e]
+        self._nodes, self._edges, self._into = nodes, dict(new_edges), dict(target._into)
+        self._rebuild_out()
+        return pending
 
 
 _NUMBERED = re.compile(r"(.*?)(\d+)")

@@ -8,10 +8,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from app.document.graph import Graph
+from typing import Any
 
 # Node types the document itself knows about; every other type name belongs to the catalogue.
 COMPOSITE = "Composite"
@@ -148,9 +145,12 @@ class Node:
     outputs: tuple[str, ...] = ()
     params: Mapping[str, ParamValue] = field(default_factory=dict)
     position: tuple[float, float] = (0.0, 0.0)
-    subgraph: Graph | None = None
+    subgraph: Any = None  # a composite's inside: a Graph (graph.py, which imports this module)
     definition: str = ""
     id: str = field(default_factory=new_id)
+    # Sizes the user typed (e.g. a Dense's in_channels): they stay when what arrives changes,
+    # while the others follow it (`app.compiler.size_flow`). Only names of set params.
+    typed: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         if not isinstance(self.type, str) or not self.type or len(self.type) > MAX_TYPE_LENGTH:
@@ -175,6 +175,10 @@ class Node:
             check_name(key, "Hyper-parameter name")
             params[key] = param_value(value, f"Hyper-parameter '{key}'")
         set_(self, "params", MappingProxyType(params))
+        typed = () if isinstance(self.typed, str) else tuple(self.typed)
+        if isinstance(self.typed, str) or not all(isinstance(k, str) for k in typed):
+            raise DocumentError("Typed sizes must be a list of hyper-parameter names.")
+        set_(self, "typed", frozenset(k for k in typed if k in params))
 
     @property
     def is_composite(self) -> bool:

@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
-from app.document import ABSENT, DocumentError, Graph, Hook, Node, Project
+from app.document import ABSENT, DocumentError, Graph, Hook, Node, Project, editing
+from app.document.data import graph_to_data, restore_graph
 
 log = logging.getLogger(__name__)
 
@@ -261,20 +262,20 @@ class SnapshotCommand(DocumentCommand):
 
     def _do(self, graph: Graph) -> None:
         if self._edit is None:
-            graph.restore(self._after)
+            restore_graph(graph, self._after)
             return
-        before = graph.to_data()
+        before = graph_to_data(graph)
         try:
             self.result = self._edit(graph)
         except Exception:
-            graph.restore(before)  # an edit of several steps may fail half-way: undo the rest
+            restore_graph(graph, before)  # an edit of several steps may fail half-way: undo it
             raise
-        self._before, self._after, self._edit = before, graph.to_data(), None
+        self._before, self._after, self._edit = before, graph_to_data(graph), None
         if self._describe is not None:
             self.setText(self._describe(graph, self.result))
 
     def _undo(self, graph: Graph) -> None:
-        graph.restore(self._before)
+        restore_graph(graph, self._before)
 
 
 def delete_command(
@@ -332,7 +333,7 @@ class PasteCommand(SnapshotCommand):
         return self.result.node_ids if self.result is not None else ()
 
     def _paste(self, graph: Graph) -> Any:
-        pasted = graph.paste(self._data, offset=self._offset)
+        pasted = editing.paste(graph, self._data, offset=self._offset)
         self._carried = {
             pasted.id_map[old]: {name: np.array(a, copy=True) for name, a in arrays.items()}
             for old, arrays in self._values.items()
@@ -359,7 +360,7 @@ def group_command(
         root,
         path,
         f"Group {_plural(len(ids), 'node')}",
-        lambda graph: graph.group(ids, definition=definition),
+        lambda graph: editing.group(graph, ids, definition=definition),
         lambda graph, grouping: (
             f"Group {_plural(len(ids), 'node')} into {graph.node(grouping.node_id).name}"
         ),
@@ -368,7 +369,9 @@ def group_command(
 
 def ungroup_command(root: Graph, path: Iterable[str], node_id: str) -> SnapshotCommand:
     name = graph_at(root, path).node(node_id).name
-    return SnapshotCommand(root, path, f"Ungroup {name}", lambda graph: graph.ungroup(node_id))
+    return SnapshotCommand(
+        root, path, f"Ungroup {name}", lambda graph: editing.ungroup(graph, node_id)
+    )
 
 
 class TrainingSettingCommand(DocumentCommand):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.catalogue import CATALOGUE
-from app.document import Graph, Node
+from app.document import Graph, Node, editing
 from engine import Parameter, Tensor, nn
 
 
@@ -96,5 +96,5 @@ def grouped_mlp() -> tuple[Graph, str]:
     """An MLP whose hidden layer and activation are grouped into composite 'block1'."""
     graph = mlp((2, 8, 2))
     inner = [graph.node_named("dense1").id, graph.node_named("tanh1").id]
-    grouping = graph.group(inner, definition="Block", name="block1")
+    grouping = editing.group(graph, inner, definition="Block", name="block1")
     return graph, grouping.node_id

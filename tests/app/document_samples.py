@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from app.document import Graph, Node, Project
+from app.document.data import graph_to_data
 
 
 def dense(name: str = "", **params) -> Node:
@@ -41,7 +42,7 @@ def mlp() -> tuple[Graph, list[Node]]:
 
 def canonical(graph: Graph) -> str:
     """Exact content, telling 1, 1.0 and true apart."""
-    return json.dumps(graph.to_data(), sort_keys=True)
+    return json.dumps(graph_to_data(graph), sort_keys=True)
 
 
 def connections(graph: Graph) -> set[tuple[str, str, str, str, str]]:

@@ -19,7 +19,9 @@ from app.document import (
     NodeRemoved,
     NodeRenamed,
     Project,
+    editing,
 )
+from app.document.data import graph_from_data, graph_to_data, restore_graph
 
 
 def names(graph: Graph) -> list[str]:
@@ -42,7 +44,7 @@ def test_group_a_chain_segment():
     in_edge, mid_edge, out_edge = graph.edges.values()
     events: list = []
     graph.events.subscribe(events.append)
-    grouping = graph.group([c.id, b.id], definition="Block")
+    grouping = editing.group(graph, [c.id, b.id], definition="Block")
 
     composite = graph.node(grouping.node_id)
     assert names(graph) == ["input1", "block1", "output1"]
@@ -91,7 +93,7 @@ def test_group_makes_one_port_per_outside_source_and_per_used_output():
     graph.connect(q.id, "out", out1.id, "in")
     graph.connect(q.id, "out", out2.id, "in")  # same output again: same port
     graph.connect(p.id, "out", out3.id, "in")
-    grouping = graph.group([p.id, q.id], definition="Pair", name="pair")
+    grouping = editing.group(graph, [p.id, q.id], definition="Pair", name="pair")
     composite = graph.node(grouping.node_id)
     assert composite.name == "pair"
     assert (composite.inputs, composite.outputs) == (("in1", "in2"), ("out1", "out2"))
@@ -116,21 +118,21 @@ def test_group_refusals():
     graph, (a, b, c, d) = mlp()
     before = canonical(graph)
     with pytest.raises(DocumentError, match="'dense1' is fed by the selection and feeds it"):
-        graph.group([a.id, c.id])
+        editing.group(graph, [a.id, c.id])
     with pytest.raises(DocumentError, match="at least one"):
-        graph.group([])
+        editing.group(graph, [])
     with pytest.raises(DocumentError, match="no node"):
-        graph.group([a.id, "nope"])
+        editing.group(graph, [a.id, "nope"])
     with pytest.raises(DocumentError, match="already named 'output1'"):
-        graph.group([b.id], name="output1")
+        editing.group(graph, [b.id], name="output1")
     with pytest.raises(DocumentError, match="Definition name"):
-        graph.group([b.id], definition="not ok")
+        editing.group(graph, [b.id], definition="not ok")
     assert canonical(graph) == before
 
 
 def test_a_composite_may_take_a_selected_nodes_name():
     graph, (a, b, c, d) = mlp()
-    grouping = graph.group([b.id], name="dense1")
+    grouping = editing.group(graph, [b.id], name="dense1")
     assert graph.node(grouping.node_id).name == "dense1"
 
 
@@ -138,8 +140,8 @@ def test_group_and_ungroup_round_trip():
     graph, (a, b, c, d) = mlp()
     before_nodes = [graph.node(i) for i in graph.nodes]
     before_edges = connections(graph)
-    grouping = graph.group([b.id, c.id])
-    ungrouping = graph.ungroup(grouping.node_id)
+    grouping = editing.group(graph, [b.id, c.id])
+    ungrouping = editing.ungroup(graph, grouping.node_id)
     assert ungrouping.node_ids == (b.id, c.id) and not ungrouping.renamed
     assert [graph.node(i) for i in graph.nodes] == before_nodes  # same node objects, same order
     assert connections(graph) == before_edges  # same edge ids and endpoints
@@ -147,24 +149,24 @@ def test_group_and_ungroup_round_trip():
 
 def test_group_undo_and_redo_by_snapshots_are_exact():
     graph, (a, b, c, d) = mlp()
-    before = graph.to_data()
-    graph.group([b.id, c.id])
-    after = graph.to_data()
-    graph.restore(before)
-    assert canonical(graph) == canonical(Graph.from_data(before))
-    graph.restore(after)
-    assert canonical(graph) == canonical(Graph.from_data(after))
+    before = graph_to_data(graph)
+    editing.group(graph, [b.id, c.id])
+    after = graph_to_data(graph)
+    restore_graph(graph, before)
+    assert canonical(graph) == canonical(graph_from_data(before))
+    restore_graph(graph, after)
+    assert canonical(graph) == canonical(graph_from_data(after))
 
 
 def test_nested_groups_and_ungroup_with_name_clashes():
     graph, (a, b, c, d) = mlp()
-    outer = graph.group([b.id, c.id], definition="Outer")
+    outer = editing.group(graph, [b.id, c.id], definition="Outer")
     inside = graph.node(outer.node_id).subgraph
-    inner = inside.group([b.id], definition="Inner")
+    inner = editing.group(inside, [b.id], definition="Inner")
     assert graph.find(b.id)[0] is inside.node(inner.node_id).subgraph
     # a node outside now takes the name of one inside the composite
     graph.rename_node(a.id, "dense2")
-    ungrouping = graph.ungroup(outer.node_id)
+    ungrouping = editing.ungroup(graph, outer.node_id)
     assert ungrouping.renamed == {c.id: ("dense2", "dense1")}
     assert names(graph) == ["dense2", "inner1", "dense1", "output1"]
     assert wiring(graph) == {
@@ -172,30 +174,30 @@ def test_nested_groups_and_ungroup_with_name_clashes():
         ("inner1", "out", "dense1", "in"),
         ("dense1", "out", "output1", "in"),
     }
-    assert graph.ungroup(inner.node_id).renamed == {b.id: ("dense1", "dense3")}
+    assert editing.ungroup(graph, inner.node_id).renamed == {b.id: ("dense1", "dense3")}
     assert names(graph) == ["dense2", "dense3", "dense1", "output1"]
 
 
 def test_ungroup_a_port_passed_straight_through():
     graph, (a, b, c, d) = mlp()
-    grouping = graph.group([b.id])
+    grouping = editing.group(graph, [b.id])
     inside = graph.node(grouping.node_id).subgraph
     port_in, port_out = inside.node_named("in"), inside.node_named("out")
     inside.remove_node(b.id)
     inside.connect(port_in.id, "out", port_out.id, "in")
-    graph.ungroup(grouping.node_id)
+    editing.ungroup(graph, grouping.node_id)
     assert wiring(graph) == {("input1", "out", "dense2", "in"), ("dense2", "out", "output1", "in")}
 
 
 def test_ungroup_refuses_a_plain_node():
     graph, (a, *_) = mlp()
     with pytest.raises(DocumentError, match="not a composite"):
-        graph.ungroup(a.id)
+        editing.ungroup(graph, a.id)
 
 
 def test_the_ports_of_a_composite_are_fixed_from_inside():
     graph, (a, b, c, d) = mlp()
-    composite = graph.node(graph.group([b.id]).node_id)
+    composite = graph.node(editing.group(graph, [b.id]).node_id)
     inside = composite.subgraph
     port = inside.node_named("in")
     with pytest.raises(DocumentError, match="port of this composite"):
@@ -204,26 +206,26 @@ def test_the_ports_of_a_composite_are_fixed_from_inside():
         inside.rename_node(port.id, "x")
     with pytest.raises(DocumentError, match="follow its inside"):
         graph.set_ports(composite.id, ["a"], ["b"])
-    snapshot = inside.to_data()
+    snapshot = graph_to_data(inside)
     snapshot["nodes"] = [n for n in snapshot["nodes"] if n["type"] != SUBGRAPH_OUTPUT]
     snapshot["edges"] = [
         e for e in snapshot["edges"] if e["dst"] in {n["id"] for n in snapshot["nodes"]}
     ]
     with pytest.raises(DocumentError, match="can't change from inside"):
-        inside.restore(snapshot)
+        restore_graph(inside, snapshot)
     with pytest.raises(DocumentError, match="made by grouping"):
-        graph.restore({"nodes": [dict(snapshot["nodes"][0])], "edges": []})
+        restore_graph(graph, {"nodes": [dict(snapshot["nodes"][0])], "edges": []})
 
 
 def test_restore_keeps_a_composites_inside_object_and_tells_its_watchers():
     graph, (a, b, c, d) = mlp()
-    composite = graph.node(graph.group([b.id, c.id]).node_id)
+    composite = graph.node(editing.group(graph, [b.id, c.id]).node_id)
     inside = composite.subgraph
-    snapshot = graph.to_data()
+    snapshot = graph_to_data(graph)
     inner_events: list = []
     inside.events.subscribe(inner_events.append)
     inside.rename_node(b.id, "renamed")
-    graph.restore(snapshot)
+    restore_graph(graph, snapshot)
     assert graph.node(composite.id).subgraph is inside
     assert inside.node(b.id).name == "dense1"
     assert inner_events == [
@@ -237,7 +239,7 @@ def test_parameter_values_and_hooks_follow_nodes_into_a_composite():
     edge_in = graph.edge_into(b.id, "in")
     project = Project(graph=graph, hooks=[Hook("forward", b.id), Hook("hook_backward", edge_in.id)])
     project.param_values[b.id] = {"weight": np.ones((3, 2))}
-    graph.group([b.id, c.id])
+    editing.group(graph, [b.id, c.id])
     assert b.id in project.live_param_values() and len(project.live_hooks()) == 2
     graph.remove_node(next(n.id for n in graph.nodes.values() if n.type == COMPOSITE))
     assert project.live_param_values() == {} and project.live_hooks() == []
@@ -249,10 +251,10 @@ def test_parameter_values_and_hooks_follow_nodes_into_a_composite():
 
 def test_copy_and_paste_make_fresh_ids_and_free_names():
     graph, (a, b, c, d) = mlp()
-    graph.group([c.id])
-    data = graph.copy([b.id, next(iter(graph.nodes.values())).id, list(graph.nodes)[2]])
+    editing.group(graph, [c.id])
+    data = editing.copy(graph, [b.id, next(iter(graph.nodes.values())).id, list(graph.nodes)[2]])
     assert len(data["nodes"]) == 3 and len(data["edges"]) == 2
-    pasted = graph.paste(data, offset=(50, 0))
+    pasted = editing.paste(graph, data, offset=(50, 0))
     new = [graph.node(i) for i in pasted.node_ids]
     assert [n.name for n in new] == ["input2", "dense2", "group2"]  # dense2 is inside group1
     assert all(n.id not in (a.id, b.id) for n in new)
@@ -265,22 +267,22 @@ def test_copy_and_paste_make_fresh_ids_and_free_names():
 
 def test_paste_refuses_malformed_data_and_changes_nothing():
     graph, (a, b, c, d) = mlp()
-    data = graph.copy([b.id, c.id])
+    data = editing.copy(graph, [b.id, c.id])
     data["edges"].append(dict(data["edges"][0], dst="elsewhere"))
     before = canonical(graph)
     with pytest.raises(DocumentError):
-        graph.paste(data)
+        editing.paste(graph, data)
     with pytest.raises(DocumentError):
-        graph.paste({"nodes": "x", "edges": []})
+        editing.paste(graph, {"nodes": "x", "edges": []})
     assert canonical(graph) == before
 
 
 def test_copy_skips_a_composites_port_nodes():
     graph, (a, b, c, d) = mlp()
-    inside = graph.node(graph.group([b.id]).node_id).subgraph
-    data = inside.copy(list(inside.nodes))
+    inside = graph.node(editing.group(graph, [b.id]).node_id).subgraph
+    data = editing.copy(inside, list(inside.nodes))
     assert [n["type"] for n in data["nodes"]] == ["Dense"]
-    inside.paste(data)
+    editing.paste(inside, data)
     assert names(inside) == ["in", "dense1", "out", "dense2"]
 
 

@@ -23,6 +23,7 @@ from app.document import (
     ParamChanged,
     PortsChanged,
 )
+from app.document.data import graph_from_data, graph_to_data, restore_graph
 
 
 @pytest.fixture
@@ -310,13 +311,13 @@ def test_walk_find_and_free_names():
 def test_data_round_trip_and_restore(recorded):
     graph, events = recorded
     chain(graph, source(), dense(units=3, k=(1, 2.0, None, "s", True)), sink())
-    data = graph.to_data()
-    assert canonical(Graph.from_data(data)) == canonical(graph)
+    data = graph_to_data(graph)
+    assert canonical(graph_from_data(data)) == canonical(graph)
     graph.rename_node(next(iter(graph.nodes)), "x")
-    graph.restore(data)
-    assert canonical(graph) == canonical(Graph.from_data(data))
+    restore_graph(graph, data)
+    assert canonical(graph) == canonical(graph_from_data(data))
     seen = len(events)
-    graph.restore(data)  # nothing to do
+    restore_graph(graph, data)  # nothing to do
     assert len(events) == seen
 
 
@@ -336,19 +337,19 @@ def test_data_round_trip_and_restore(recorded):
 )
 def test_from_data_refuses_malformed_data(mutate, match):
     graph, _ = mlp()
-    data = graph.to_data()
+    data = graph_to_data(graph)
     mutate(data)
     with pytest.raises(DocumentError, match=match):
-        Graph.from_data(data)
+        graph_from_data(data)
 
 
 def test_from_data_refuses_a_loop():
     graph, (a, b, c, d) = mlp()
-    data = graph.to_data()
+    data = graph_to_data(graph)
     graph.disconnect(graph.edge_into(b.id, "in").id)
-    data = graph.to_data()
+    data = graph_to_data(graph)
     data["edges"].append(
         {"id": "loop", "src": c.id, "src_port": "out", "dst": b.id, "dst_port": "in"}
     )
     with pytest.raises(DocumentError, match="loop"):
-        Graph.from_data(data)
+        graph_from_data(data)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from PySide6.QtGui import QUndoStack
 
-from app.document import ABSENT, Graph, Project
+from app.document import ABSENT, Graph, Project, editing
 from app.undo.commands import (
     AddNodeCommand,
     ConnectCommand,
@@ -108,7 +108,7 @@ def test_paste_carries_parameter_values_to_the_new_ids(stack):
     graph.connect(a.id, "out", b.id, "in")
     weight = np.arange(6, dtype=np.float32).reshape(2, 3)
     values = {b.id: {"weight": weight}}
-    data = graph.copy([a.id, b.id])
+    data = editing.copy(graph, [a.id, b.id])
     command = PasteCommand(graph, (), data, values, project.param_values, offset=(40, 40))
     check_round_trip(stack, graph, command)
     new_a, new_b = (graph.node(i) for i in command.node_ids)

@@ -12,7 +12,8 @@ from app.catalogue import CATALOGUE
 from app.compiler import shapes as shapes_module
 from app.compiler.shapes import LiveShapes, infer_shapes
 from app.compiler.size import MAX_TOTAL_PARAMETERS
-from app.document import DocumentError, Graph
+from app.document import DocumentError, Graph, editing
+from app.document.data import graph_from_data, graph_to_data, restore_graph
 
 
 def same(live: LiveShapes, graph: Graph) -> None:
@@ -51,9 +52,9 @@ def random_edit(graph: Graph, rng: random.Random, undo: list[dict]) -> None:
             node = rng.choice(nodes)
             graph.rename_node(node.id, rng.choice(["network", f"n{rng.randrange(99)}"]))
         elif choice == 9:
-            undo.append(graph.to_data())
+            undo.append(graph_to_data(graph))
         elif choice == 10 and undo:
-            graph.restore(undo.pop())
+            restore_graph(graph, undo.pop())
     except DocumentError:
         pass  # the document refused it: nothing changed
 
@@ -83,10 +84,10 @@ def test_edits_inside_a_composite_and_grouping_keep_the_report_exact():
     inner = next(n for n in composite.subgraph.nodes.values() if n.type == "Dense")
     composite.subgraph.set_params(inner.id, {"out_channels": 5})
     same(live, graph)
-    graph.ungroup(composite.id)
+    editing.ungroup(graph, composite.id)
     same(live, graph)
     dense = graph.node_named("dense1")
-    graph.group([dense.id, graph.edges_from(dense.id)[0].dst_node])
+    editing.group(graph, [dense.id, graph.edges_from(dense.id)[0].dst_node])
     same(live, graph)
     grouped = next(n for n in graph.nodes.values() if n.subgraph is not None)
     first = next(n for n in grouped.subgraph.nodes.values() if n.type == "Dense")
@@ -206,7 +207,7 @@ def test_a_connection_check_from_the_kept_report_says_what_a_full_check_says(see
             shape = live.update().shape(ends[0], ends[1])
             fit = fitting_params(dst.type, shape) if shape is not None else {}
             if fit and want is not None:  # as the canvas asks: with the receiver refitted
-                copy = Graph.from_data(graph.to_data())
+                copy = graph_from_data(graph_to_data(graph))
                 copy.set_params(dst.id, fit)
                 assert live.check_connection(*ends, fit=fit) == check_connection(copy, *ends)
         same(live, graph)  # asking changed nothing

@@ -12,7 +12,7 @@ import engine
 from app.catalogue import CATALOGUE, build_catalogue
 from app.catalogue.user_cells import cell_node_type
 from app.compiler import compile_project
-from app.document import Graph, Project
+from app.document import Graph, Project, editing
 from app.export import onnx_model
 from app.export.onnx_model import MISSING_ONNX, export_onnx
 from app.export.python_script import ExportError
@@ -128,7 +128,7 @@ def many_ops_project() -> Project:
     out = add_node(graph, "Output", loss="none")
     chain(graph, joined, reshape, exact, tanh, sigmoid, d3, soft, log_soft, ident, drop, flat2,
           bn1, out)  # fmt: skip
-    graph.group([dense.id, leaky.id], definition="Block")
+    editing.group(graph, [dense.id, leaky.id], definition="Block")
     return fixed(Project(graph=graph, name="many ops"))
 
 
@@ -155,7 +155,7 @@ def test_a_composite_is_inlined_with_dotted_names(tmp_path):
     project = load_project(EXAMPLES / "spiral_mlp.cwproj")
     graph = project.graph
     ids = [graph.node_named(n).id for n in ("dense2", "tanh2")]
-    graph.group(ids, definition="Block")
+    editing.group(graph, ids, definition="Block")
     fixed(project)
     report = export_onnx(project, tmp_path / "grouped.onnx")
     model = onnx.load(str(report.written[0]))
@@ -201,7 +201,7 @@ def test_a_user_written_cell_is_refused_by_name_and_nothing_is_written(tmp_path)
     graph.disconnect(after.id)
     graph.connect(tanh.id, "out", doubler.id, "x")
     graph.connect(doubler.id, "out", after.dst_node, after.dst_port)
-    graph.group([doubler.id], definition="Inner", name="inner")
+    editing.group(graph, [doubler.id], definition="Inner", name="inner")
     with pytest.raises(ExportError, match=r"inner\.doubler1 is a Doubler, a user-written Cell"):
         export_onnx(project, tmp_path / "net.onnx", catalogue=catalogue)
     assert not list(tmp_path.iterdir())

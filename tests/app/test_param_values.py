@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.compiler import compile_project
-from app.document import DocumentError, FreezeChanged, ParamValuesChanged
+from app.document import DocumentError, FreezeChanged, ParamValuesChanged, editing
 from app.io.project_file import load_project, save_project
 from app.session import TrainingSession
 from app.session.param_access import frozen_marks, inner_node_ids, node_params, sync
@@ -193,7 +193,7 @@ def test_a_composite_lists_its_inner_nodes_parameters_and_carries_their_frozen_m
     project = mlp_project()
     graph = project.graph
     ids = [n.id for n in graph.nodes.values() if n.type in ("Dense", "Tanh")][:2]
-    grouping = graph.group(ids, definition="Block")
+    grouping = editing.group(graph, ids, definition="Block")
     compiled = compile_project(project)
     inner = inner_node_ids(project, grouping.node_id)
     infos = node_params(compiled, project, inner)

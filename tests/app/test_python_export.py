@@ -11,7 +11,7 @@ import pytest
 from app.catalogue import CATALOGUE, build_catalogue
 from app.catalogue.user_cells import cell_node_type
 from app.compiler import CompileError, compile_project
-from app.document import Graph, Project
+from app.document import Graph, Project, editing
 from app.export.python_script import ExportError, export_python
 from app.io.project_file import load_project
 from app.session import TrainingSession
@@ -91,7 +91,7 @@ def branching_project() -> Project:
                            (joined, reshape, "in"), (reshape, flat, "in"), (flat, hook, "in"),
                            (hook, last, "in"), (last, out, "in")]:  # fmt: skip
         graph.connect(src.id, "out", dst.id, port)
-    graph.group([act.id, inner.id], definition="Block", name="class")  # a keyword as a name
+    editing.group(graph, [act.id, inner.id], definition="Block", name="class")  # a keyword
     project = Project(graph=graph, name="two inputs")
     compile_project(project).store_values(project)  # weights fixed, as in a saved project
     return project

@@ -14,7 +14,7 @@ from app import cli
 from app.catalogue import CATALOGUE, build_catalogue
 from app.catalogue.user_cells import cell_node_type
 from app.compiler import compile_project
-from app.document import Graph, Project
+from app.document import Graph, Project, editing
 from app.export.python_script import ExportError, export_python
 from app.export.report import ExportReport
 from app.export.torch_script import export_torch
@@ -119,8 +119,8 @@ def test_one_sgd_step_updates_the_weights_as_the_engine(tmp_path, name):
 def test_a_composite_is_its_own_module_class(tmp_path):
     project = load_project(EXAMPLES / "spiral_mlp.cwproj")
     graph = project.graph
-    graph.group([graph.node_named("dense2").id, graph.node_named("tanh2").id],
-                definition="HiddenBlock", name="hidden")  # fmt: skip
+    editing.group(graph, [graph.node_named("dense2").id, graph.node_named("tanh2").id],
+                  definition="HiddenBlock", name="hidden")  # fmt: skip
     report = export_torch(project, tmp_path / "grouped.py")
     text = report.written[0].read_text()
     assert "class HiddenBlock(nn.Module):" in text and "self.hidden = HiddenBlock()" in text

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from app.document import Graph
+from app.document import Graph, editing
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class Clipping:
 
 def clip(graph: Graph, node_ids: Iterable[str], values: Mapping[str, Mapping]) -> Clipping | None:
     """Copy the nodes (and, for composites, everything inside) with private value copies."""
-    data = graph.copy(node_ids)
+    data = editing.copy(graph, node_ids)
     if not data["nodes"]:
         return None
     ids = set()
