@@ -95,7 +95,9 @@ def test_palette_search_enter_and_double_click_add_at_the_view_centre(window, qt
     assert [n.type for n in graph.nodes.values()] == ["ReLU", "Sigmoid"]
     centre = editor.view.mapToScene(editor.view.viewport().rect().center())
     item = editor.scene.nodes[list(graph.nodes)[1]]
-    assert item.sceneBoundingRect().adjusted(-40, -40, 40, 40).contains(centre)
+    relu = editor.scene.nodes[list(graph.nodes)[0]]  # at the centre already: it goes beside
+    assert not item.sceneBoundingRect().intersects(relu.sceneBoundingRect())
+    assert item.sceneBoundingRect().adjusted(-120, -120, 120, 120).contains(centre)
 
 
 def test_tab_on_the_canvas_opens_quick_add_at_the_cursor(window, qtbot):

@@ -231,3 +231,21 @@ def test_dragging_a_connected_input_to_another_input_moves_the_edge_in_one_step(
     assert editor.stack.undoText() == "Reconnect hidden → squash"
     editor.stack.undo()
     assert graph.edge_into(c.id, "in").src_node == b.id and graph.edge_into(d.id, "in") is None
+
+
+def test_connecting_an_input_lets_the_sizes_after_it_follow_in_the_same_step(editor, project):
+    a = add(project, "Input", 0, 0, "points", shape=(5,))
+    b = add(project, "Dense", 300, 0, "hidden", in_channels=1, out_channels=16)
+    c = add(project, "ReLU", 600, 0, "relu")
+    d = add(project, "Dense", 900, 0, "head", in_channels=1, out_channels=2)
+    chain(project, b, c, d)  # nothing arrives yet: head's in_channels could not be fitted
+    editor.view.centerOn(300, 100)
+    view = editor.view.viewport()
+    drag(view, port_point(editor, a.id, "out", True), port_point(editor, b.id, "in", False))
+    graph = project.graph
+    assert graph.node(b.id).params["in_channels"] == 5
+    assert graph.node(d.id).params["in_channels"] == 16  # two nodes on, it followed
+    assert editor.stack.count() == 1 and editor.stack.undoText() == "Connect points → hidden"
+    editor.stack.undo()
+    assert graph.node(b.id).params["in_channels"] == 1
+    assert graph.node(d.id).params["in_channels"] == 1 and graph.edge_into(b.id, "in") is None

@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QMenu
 
 from app.document import BOUNDARY_TYPES, DocumentError, Hook
 from app.undo.commands import HookCommand, splice_command
-from widgets.node_editor.node_types import fitting
+from app.undo.size_edit import SizeEditCommand
+from widgets.node_editor.node_types import fitting, shapes_now
 
 NO_CELL_TYPES = frozenset({"Input", "Output"}) | BOUNDARY_TYPES
 NODE_HOOKS = (
@@ -188,23 +189,27 @@ class ContextMenus:
         def fit(graph, src, src_port, dst):
             return fitting(graph, src, src_port, dst, root)
 
+        if not node.name:  # named now: the undo step names it
+            node = node.replace(name=self.graph.unique_name(node.type.lower()))
         try:
             command = splice_command(root, path, edge_id, node, fit)
         except DocumentError as exc:
             self.message.emit(f"Can't insert {node.type} there: {exc}")
             return False
         hooked = node.type == "HookBackward"
-        if hooked:
-            self.stack.beginMacro(f"Insert {node.type} into a connection")
+        before = shapes_now(root, self.scene.live_shapes)
+        self.stack.beginMacro(f"Insert {node.type if hooked else node.name} into a connection")
         try:
             ok = self.push(command)
             if ok and hooked:
                 hook = Hook("hook_backward", command.result.id, "norm")
                 ok = self.push(HookCommand(self.project, hook, add=True))
+            if ok:  # what the new node gives may differ: sizes after it follow
+                self.push(SizeEditCommand(root, path, command.result.id, {}, typed=False,
+                                          before=before))
         finally:
-            if hooked:
-                self.stack.endMacro()
-        if not ok and hooked:
+            self.stack.endMacro()
+        if not ok:
             self._drop_last_macro()  # half done (or empty): off the stack
             return False
         if ok:

@@ -10,22 +10,23 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QCursor
 
 from app.catalogue import CatalogueError
-from app.document import BOUNDARY_TYPES
+from app.document import BOUNDARY_TYPES, Node
 from app.undo.commands import (
     AddNodeCommand,
     ConnectCommand,
     DisconnectCommand,
     MoveCommand,
     PasteCommand,
-    SetParamCommand,
     delete_command,
     group_command,
     ungroup_command,
 )
+from app.undo.size_edit import SizeEditCommand
 from widgets.node_editor import style
 from widgets.node_editor.clipboard import Clipping, clip
-from widgets.node_editor.layout import auto_layout
-from widgets.node_editor.node_types import check_connection, fitting
+from widgets.node_editor.layout import auto_layout, free_spot
+from widgets.node_editor.node_item import NodeItem
+from widgets.node_editor.node_types import check_connection, fitting, shapes_now
 
 PASTE_STEP = 40.0
 
@@ -53,7 +54,7 @@ class CanvasEdits:
         if kind == "user":
             return self._add_user_cell(name, at)
         try:
-            node = self.types.new_node(name, self._corner_for(at))
+            node = self._in_free_room(self.types.new_node(name, self._corner_for(at)))
         except CatalogueError as exc:
             self.message.emit(f"Can't add {name}: {exc}")
             return False
@@ -69,11 +70,19 @@ class CanvasEdits:
             return False
         name = payload.partition(":")[2]
         try:
-            node = self.types.new_node(name, self._corner_for(scene_pos))
+            node = self._in_free_room(self.types.new_node(name, self._corner_for(scene_pos)))
         except CatalogueError as exc:
             self.message.emit(f"Can't add {name}: {exc}")
             return False
         return self.splice(node, edge_id)
+
+    def _in_free_room(self, node: Node) -> Node:
+        """`node` moved to the free room nearest where it was to go: none overlaps another."""
+        t = self.types
+        size = NodeItem(node, t.kind(node), t.summary(node), t.category(node))
+        taken = [(i.x(), i.y(), i.width, i.height) for i in self.scene.nodes.values()]
+        corner = free_spot(node.position, (size.width, size.height), taken, style.GRID)
+        return node.replace(position=corner)
 
     def _corner_for(self, centre: QPointF) -> tuple[float, float]:
         """Top-left for a new node centred near `centre`, on the grid."""
@@ -110,17 +119,17 @@ class CanvasEdits:
         """Connect (moving edge `moving` there, if given), refitting the receiving node first."""
         if not self._editable():
             return False
-        command = ConnectCommand(self.root, self.path, src, src_port, dst, dst_port)
+        root, path = self.root, self.path
+        command = ConnectCommand(root, path, src, src_port, dst, dst_port)
         live = self.scene.live_shapes
-        fit = fitting(self.graph, src, src_port, dst, self.root, live=live)
-        if not moving and not fit:
-            return self.push(command)
+        fit = fitting(self.graph, src, src_port, dst, root, live=live)
+        before = shapes_now(root, live)
         text = command.text()
         self.stack.beginMacro(f"Re{text[0].lower()}{text[1:]}" if moving else text)
         try:
-            ok = not moving or self.push(DisconnectCommand(self.root, self.path, moving))
-            for key, value in fit.items():
-                ok = ok and self.push(SetParamCommand(self.root, self.path, dst, key, value))
+            ok = not moving or self.push(DisconnectCommand(root, path, moving))
+            if ok and fit:  # what arrives sets these: no longer typed, if they were
+                ok = self.push(SizeEditCommand(root, path, dst, fit, typed=False))
             if ok and fit:
                 reason = check_connection(self.graph, src, src_port, dst, dst_port, self.root,
                                           live=live)
@@ -128,6 +137,8 @@ class CanvasEdits:
                     self.message.emit(f"Can't connect: {reason}")
                     ok = False
             ok = ok and self.push(command)
+            if ok:  # what the new input feeds may now be known: sizes after it follow
+                self.push(SizeEditCommand(root, path, dst, {}, typed=False, before=before))
         finally:
             self.stack.endMacro()
         if not ok:

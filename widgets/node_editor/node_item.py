@@ -69,7 +69,7 @@ class NodeItem(QGraphicsRectItem):
     def set_mode_badge(self, text: str) -> None:
         if text != self.mode_badge:
             self.mode_badge = text
-            self.update()
+            self._layout()  # the summary line makes room for it
 
     def set_frozen_badge(self, text: str) -> None:
         """Mark the node as holding frozen Parameters (training leaves them unchanged)."""
@@ -88,7 +88,7 @@ class NodeItem(QGraphicsRectItem):
             style.NODE_MIN_WIDTH,
             style.metrics("title").horizontalAdvance(self.name) + a("type", self.kind) + 36
             + (self._frozen_width() + 6 if self.frozen_badge else 0),
-            a("summary", self.summary) + 24,
+            a("summary", self.summary) + 24 + (self._mode_width() + 6 if self.mode_badge else 0),
             label_width + 48,
         )
         self.width = float(round(width / style.GRID) * style.GRID)
@@ -99,6 +99,21 @@ class NodeItem(QGraphicsRectItem):
 
     def _frozen_width(self) -> float:
         return style.metrics("port").horizontalAdvance(self.frozen_badge) + 10
+
+    def _mode_width(self) -> float:
+        return style.advance("port", self.mode_badge) + 12
+
+    def summary_rect(self) -> QRectF:
+        """Where the summary line is drawn: left of the mode badge, if there is one."""
+        top = self.height - style.FOOTER
+        right = self._mode_width() + 6 if self.mode_badge else 0.0
+        return QRectF(10.0, top, self.width - 20.0 - right, style.FOOTER - 4)
+
+    def mode_badge_rect(self) -> QRectF:
+        """The mode badge's pill, at the footer's right end."""
+        width = self._mode_width()
+        top = self.height - (style.FOOTER if self.summary else 6.0) - 2
+        return QRectF(self.width - width - 6, top + (style.FOOTER - 14) / 2, width, 14)
 
     def set_highlight(self, highlight: dict[PortKey, bool]) -> None:
         if highlight != self.highlight:
@@ -155,9 +170,7 @@ class NodeItem(QGraphicsRectItem):
         if lod >= style.DETAIL_LABELS and self.summary:
             painter.setFont(style.font("summary"))
             painter.setPen(style.TEXT_DIM)
-            top = self.height - style.FOOTER
-            rect = QRectF(10.0, top, self.width - 20.0, style.FOOTER - 4)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignVCenter, self.summary)
+            painter.drawText(self.summary_rect(), Qt.AlignmentFlag.AlignVCenter, self.summary)
 
     def _border_colour(self, selected: bool, fallback: QColor) -> QColor:
         if selected:
@@ -215,10 +228,7 @@ class NodeItem(QGraphicsRectItem):
     def _paint_mode_badge(self, painter: QPainter) -> None:
         """A small pill at the footer's right end: the mode this node computes in."""
         painter.setFont(style.font("port"))
-        text = self.mode_badge
-        width = style.metrics("port").horizontalAdvance(text) + 12
-        top = self.height - (style.FOOTER if self.summary else 6.0) - 2
-        rect = QRectF(self.width - width - 6, top + (style.FOOTER - 14) / 2, width, 14)
+        text, rect = self.mode_badge, self.mode_badge_rect()
         colour = style.MODE_TRAIN if text == "train" else style.MODE_PREDICT
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(colour)

@@ -13,6 +13,7 @@ from typing import Any
 
 from app.catalogue import CATALOGUE, Catalogue, NodeType
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node
+from app.document.data import graph_from_data, graph_to_data
 from engine import nn
 
 log = logging.getLogger(__name__)
@@ -206,9 +207,10 @@ def check_connection(
         try:
             reason = kept.check_connection(src, src_port, dst, dst_port)
             fit = fitting(graph, src, src_port, dst, root, live=live) if reason else {}
-            if not fit:
-                return reason
-            return kept.check_connection(src, src_port, dst, dst_port, fit=fit)
+            if fit:
+                reason = kept.check_connection(src, src_port, dst, dst_port, fit=fit)
+            return _after_following(module, graph, (src, src_port, dst, dst_port), root, fit,
+                                    reason)
         except Exception:
             log.exception("connection check failed")
             return None
@@ -218,17 +220,38 @@ def check_connection(
         if not fit:
             return reason
         # Try it on a copy with the receiving node refitted (the document stays untouched).
-        copy_root = Graph.from_data((root if root is not None else graph).to_data())
+        copy_root = graph_from_data(graph_to_data(root if root is not None else graph))
         found = copy_root.find(dst)
         if found is None:
             return reason
         found[0].set_params(dst, fit)
-        return module.check_connection(
+        reason = module.check_connection(
             found[0], src, src_port, dst, dst_port, root=copy_root if root is not None else None
         )
+        return _after_following(module, graph, (src, src_port, dst, dst_port), root, fit, reason)
     except Exception:
         log.exception("connection check failed")
         return None
+
+
+def _after_following(module: Any, graph: Graph, ends: tuple[str, str, str, str],
+                     root: Graph | None, fit: dict, reason: str | None) -> str | None:
+    """`reason` unless it is a node after `dst` that breaks and the sizes nobody typed,
+    following the new input (as the connection makes them), would mend it."""
+    if reason is None or not reason.startswith("That would break"):
+        return reason
+    from app.compiler.size_flow import follow
+
+    whole = root if root is not None else graph
+    before = module.infer_shapes(whole)
+    trial = graph_from_data(graph_to_data(whole))
+    src, src_port, dst, dst_port = ends
+    level = trial.find(dst)[0]
+    level.set_params(dst, fit)
+    level.connect(src, src_port, dst, dst_port)
+    for change in follow(trial, before):
+        trial.find(change.node_id)[0].set_params(change.node_id, change.new)
+    return module._first_new_error(trial, before, module.infer_shapes(trial), dst)
 
 
 def fitting(graph: Graph, src: str, src_port: str, dst: str, root: Graph | None = None, *,
@@ -251,6 +274,21 @@ def fitting(graph: Graph, src: str, src_port: str, dst: str, root: Graph | None 
     except Exception:
         log.exception("fitting hyper-parameters failed")
         return {}
+
+
+def shapes_now(root: Graph, live: LiveShapeLabels | None = None) -> Any:
+    """The edge shapes of the whole network as it is now (a copy: later edits leave it be),
+    from the canvas's kept shapes when they follow `root`; None if inference fails."""
+    module = _shapes_module()
+    if module is None:
+        return None
+    try:
+        kept = live._top(root) if live is not None else None
+        report = kept.update() if kept is not None else module.infer_shapes(root)
+        return module.ShapeReport(edge_shapes=dict(report.edge_shapes))
+    except Exception:
+        log.exception("shape inference failed")
+        return None
 
 
 def _structural_problem(

@@ -255,7 +255,10 @@ class GraphScene(QGraphicsScene):
         if item is None or node is None:
             return
         dependent = self.network_mode is not None and self.types.mode_dependent(node)
+        width = item.width
         item.set_mode_badge(("train" if self.network_mode else "predict") if dependent else "")
+        if item.width != width:
+            self._on_item_moved(item)  # wider for the badge: edges follow the ports
 
     def _add_node_item(self, node_id: str) -> None:
         item = NodeItem(*self._describe(node_id))
