@@ -5,29 +5,70 @@ turns the field red with the reason as its tooltip, the reason goes out as `mess
 (to the status bar), and nothing changes. A valid value typed into that field then
 takes the red look away and sends the reason out again as `cleared`, so a status bar
 still showing it can drop it; showing another node forgets the refusals. The form
-follows the document's events, so an undo shows at once.
+follows the document's events, so an undo shows at once. Sections under the form (the
+node's Parameters) stay in view; settings too tall for the dock scroll on their own,
+and a mouse wheel over a field not clicked into scrolls them and changes nothing
+(widgets.form_fields).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QSize, QTimer, Signal
 from PySide6.QtGui import QUndoStack
 from PySide6.QtWidgets import (
-    QComboBox,
     QFormLayout,
+    QFrame,
     QLabel,
     QLineEdit,
+    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
 
 from app.catalogue import CATALOGUE, Catalogue, CatalogueError, ParamSpec
-from app.document import Graph, Node, Subscription
-from app.undo.commands import DocumentCommand, RenameCommand, SetParamCommand, graph_at, perform
+from app.compiler.shapes import fitting_params, infer_shapes
+from app.compiler.size_flow import arriving, following_keys, misfits
+from app.document import EdgeAdded, EdgeRemoved, Graph, Node, ParamChanged, Subscription
+from app.undo.commands import DocumentCommand, RenameCommand, graph_at, perform
+from app.undo.size_edit import SizeEditCommand
+from widgets.form_fields import Combo
 
 BAD = "QLineEdit, QComboBox { background: #ffe3e3; color: #7a1010; border: 1px solid #ef5350; }"
+MISFIT = "QLineEdit { background: #fff4d6; color: #6b4a00; border: 1px solid #e0a030; }"
+
+
+class SettingsArea(QScrollArea):
+    """The node's settings: as tall as they are when the dock has room, else they scroll.
+
+    A wheel over a field not clicked into scrolls them (widgets.form_fields)."""
+
+    def __init__(self, content: QWidget, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("inspector_scroll")
+        self.setWidgetResizable(True)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setWidget(content)  # which also makes this a filter of its events
+        self.setMinimumHeight(5 * self.fontMetrics().lineSpacing())  # two or three fields
+
+    def sizeHint(self) -> QSize:  # noqa: N802 (Qt's name)
+        # Qt's hint is the content's first one, capped at 24 lines: this follows the form.
+        content, width = self.widget(), self.viewport().width()
+        height = content.heightForWidth(width) if content.hasHeightForWidth() else -1
+        if height < 0:
+            height = content.sizeHint().height()
+        return QSize(super().sizeHint().width(), height + 2 * self.frameWidth())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802
+        if watched is self.widget() and event.type() == QEvent.Type.LayoutRequest:
+            self.updateGeometry()  # another node's form: the dock shares its height anew
+        return super().eventFilter(watched, event)
+
+    def resizeEvent(self, event) -> None:  # noqa: N802
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.updateGeometry()  # wrapped text: the height the settings need changed
 
 
 class Inspector(QWidget):
@@ -57,20 +98,32 @@ class Inspector(QWidget):
         self.description = QLabel("")
         self.description.setWordWrap(True)
         self.description.setStyleSheet("color: palette(placeholder-text);")
-        self._form_host = QWidget(self)
+        settings = QWidget()
+        settings.setObjectName("inspector_settings")
+        self._form_host = QWidget(settings)
         self.form = QFormLayout(self._form_host)
+        self.form.setContentsMargins(0, 0, 0, 0)
+        column = QVBoxLayout(settings)
+        column.setContentsMargins(0, 0, 0, 0)
+        column.addWidget(self.description)
+        column.addWidget(self._form_host)
+        column.addStretch(1)
+        # The title stays at the top and the sections (Parameters) under the settings;
+        # settings too tall for the dock scroll between them.
+        self.settings_area = SettingsArea(settings)
+        self._sections = QVBoxLayout()
+        self._sections.setContentsMargins(0, 0, 0, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addWidget(self.title)
-        layout.addWidget(self.description)
-        layout.addWidget(self._form_host)
-        layout.addStretch(1)
+        layout.addWidget(self.settings_area)  # stretch 0: as tall as the settings, or scrolls
+        layout.addLayout(self._sections, 1)  # the rest; its least before the settings shrink
 
     def add_section(self, widget: QWidget) -> None:
-        """Another part of the node's settings under the form (e.g. its Parameters); it
-        takes the height the form leaves."""
-        layout = self.layout()
-        layout.insertWidget(layout.count() - 1, widget, 100)
+        """Another part of the node's settings (e.g. its Parameters), pinned under them: it
+        stays in view whatever node is shown, taking the height the settings leave down to
+        its own least; settings that then don't fit scroll."""
+        self._sections.addWidget(widget, 1)
 
     def set_document(self, root: Graph | None, stack: QUndoStack | None) -> None:
         self._root, self._stack = root, stack
@@ -142,10 +195,27 @@ class Inspector(QWidget):
             field.setToolTip(spec.description)
             self.form.addRow(spec.name, field)
             self.fields[spec.name] = field
+        self._mark_misfits(node)
+
+    def _mark_misfits(self, node: Node) -> None:
+        """A size that no longer fits what arrives (one the user typed) shows why."""
+        graph = self._graph()
+        if not following_keys(node.type) or graph is None or self._root is None:
+            return
+        report = infer_shapes(self._root)
+        for key, why in misfits(node, arriving(report, graph, node)).items():
+            field = self.fields.get(key)
+            if field is not None:
+                field.setStyleSheet(MISFIT)
+                field.setToolTip(why)
+                label = self.form.labelForField(field)
+                if isinstance(label, QLabel):
+                    label.setText(f"{key} ⚠")
+                    label.setToolTip(why)
 
     def _field(self, spec: ParamSpec, value: Any) -> QWidget:
         if spec.kind in ("choice", "dtype", "bool"):
-            box = QComboBox()
+            box = Combo()  # the wheel scrolls the Inspector until the box is clicked
             choices = (True, False) if spec.kind == "bool" else spec.choices
             for choice in choices:
                 box.addItem(spec.format(choice), choice)
@@ -162,6 +232,9 @@ class Inspector(QWidget):
         node = self.node
         if node is None:
             return
+        if typed == "" and spec.name in following_keys(node.type):
+            self._follow_input(node, spec, field)
+            return
         try:
             value = spec.parse(typed)
         except CatalogueError as exc:
@@ -171,8 +244,23 @@ class Inspector(QWidget):
         if node.params.get(spec.name, spec.default) == value and spec.name in node.params:
             self._resolve(spec.name)
             return
-        command = SetParamCommand(self._root, self._path, node.id, spec.name, value)
+        command = SizeEditCommand(self._root, self._path, node.id, {spec.name: value})
         self._push(spec.name, command, field)
+
+    def _follow_input(self, node: Node, spec: ParamSpec, field: QWidget) -> None:
+        """A size field cleared: it follows what arrives again (no longer typed)."""
+        graph = self._graph()
+        shape = arriving(infer_shapes(self._root), graph, node) if graph is not None else None
+        wanted = fitting_params(node.type, shape).get(spec.name) if shape is not None else None
+        if wanted is None:
+            self._refuse(spec.name, field, f"{node.name}: nothing arrives at its input yet, "
+                         f"so {spec.name} has no width to follow; type one.")
+            return
+        self._unmark(field, spec.description)
+        command = SizeEditCommand(self._root, self._path, node.id, {spec.name: wanted},
+                                  typed=False)
+        self._push(spec.name, command, field)
+        self._rebuild_timer.start()  # the value may be the same: show it in the cleared field
 
     def _on_name_editing_finished(self) -> None:
         node, field = self.node, self.fields.get("name")
@@ -216,8 +304,11 @@ class Inspector(QWidget):
             self.cleared.emit(refusal)
 
     def _on_graph_changed(self, event: object) -> None:
-        if getattr(event, "node_id", None) == self._node_id:
-            self._rebuild_timer.start()
+        node = self.node
+        if getattr(event, "node_id", None) == self._node_id or (
+                node is not None and following_keys(node.type)
+                and isinstance(event, ParamChanged | EdgeAdded | EdgeRemoved)):  # fmt: skip
+            self._rebuild_timer.start()  # what arrives may have changed: marks too
 
     def _on_rebuild_timer_timeout(self) -> None:
         self._rebuild()

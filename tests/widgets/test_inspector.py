@@ -6,7 +6,7 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 
 from app.catalogue import CATALOGUE
-from app.document import Project
+from app.document import Project, editing
 from app.gui.main_window import MainWindow
 from tests.widgets.canvas_support import mlp, title_point
 from widgets.inspector import Inspector
@@ -41,13 +41,13 @@ def test_a_choice_changes_by_keyboard_and_undo_shows_at_once(qtbot):
 def test_a_composite_shows_its_name_only_and_a_deleted_node_clears_the_form(qtbot):
     project = Project()
     a, b, c = mlp(project)
-    grouping = project.graph.group([b.id, c.id], definition="Block")
+    grouping = editing.group(project.graph, [b.id, c.id], definition="Block")
     inspector, stack = make_inspector(qtbot, project)
     inspector.show_node((), grouping.node_id)
     assert list(inspector.fields) == ["name"] and "Block" in inspector.title.text()
     inspector.show_node((grouping.node_id,), b.id)
     assert "out_channels" in inspector.fields
-    project.graph.ungroup(grouping.node_id)  # the composite goes: nothing to show
+    editing.ungroup(project.graph, grouping.node_id)  # the composite goes: nothing to show
     inspector.show_node((), a.id)
     project.graph.remove_node(a.id)
     qtbot.waitUntil(lambda: inspector.node is None and not inspector.fields)
@@ -89,7 +89,7 @@ def test_a_refused_shape_changes_nothing_and_a_valid_one_clears_the_refusal(qtbo
 
     type_into(field, "(5, 7)")
     assert project.graph.node(a.id).params["shape"] == (5, 7)
-    assert stack.undoText() == "Set points.shape to (5, 7)"
+    assert stack.undoText() == "Set points.shape to (5, 7) (hidden follows)"
     assert cleared == [messages[-1]] and len(messages) == 3  # the last refusal, once
     assert field.styleSheet() == "" and field.toolTip().startswith("Shape of one sample")
     qtbot.waitUntil(lambda: inspector.fields["shape"].text() == "(5, 7)")
