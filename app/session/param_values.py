@@ -186,15 +186,11 @@ def make_values(name: str, options: Mapping[str, Any], shape: tuple, dtype: Any,
     if unknown:
         raise ValueError(f"{name} has no option {', '.join(sorted(unknown))}.")
     options = {option.name: option.default for option in known} | dict(options)
-    saved = _random._generator  # the training's own generator is not touched
-    try:
-        _random._generator = np.random.default_rng(int(seed))
-        with np.errstate(all="ignore"):
+    try:  # a generator of its own: the training's is not touched
+        with _random.fork_rng(int(seed)), np.errstate(all="ignore"):
             values = init.initializer(cls(**options), tuple(shape), np.dtype(dtype))
         array = np.array(values.asnumpy(), dtype=np.dtype(dtype), copy=True)
     except (TypeError, ValueError, ZeroDivisionError) as exc:
         raise ValueError(f"{name} can't fill shape {shape_text(tuple(shape))}: {exc}") from None
-    finally:
-        _random._generator = saved
     check_finite(array, f"The values {name} made")
     return array

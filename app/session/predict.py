@@ -30,7 +30,6 @@ import numpy as np
 import engine
 from app.compiler import compile_project
 from app.datasets import Dataset
-from app.session.progress import rng_state, set_rng_state
 from app.session.session import RUNNING, STOPPING, TrainingSession
 from engine import _random
 
@@ -97,11 +96,8 @@ class Predictor:
     def __init__(self, session: TrainingSession) -> None:
         self.session = session
         self.dataset: Dataset = session.dataset
-        state = rng_state()
-        try:
+        with _random.fork_rng():  # the engine's generator is left where it was
             compiled = compile_project(session.project)
-        finally:
-            set_rng_state(state)
         self.network = compiled.network
         self.network.set_train(False)
         self._params = compiled.parameters()
@@ -218,14 +214,11 @@ class Predictor:
         self._check(row)
         batch = np.concatenate((row, self.reference))
         network = self.network
-        saved = _random._generator  # the training's own generator is not touched
-        try:
-            _random._generator = np.random.default_rng(TRAIN_SEED)
+        try:  # a generator of its own: the training's is not touched
             network.set_train(True)
-            with engine.no_grad(), np.errstate(all="ignore"):
+            with _random.fork_rng(TRAIN_SEED), engine.no_grad(), np.errstate(all="ignore"):
                 out = network(engine.Tensor(batch)).asnumpy()[0].copy()
         finally:
-            _random._generator = saved
             network.set_train(False)
         self.load_weights()  # the copy's BatchNorm statistics as they were
         return self._prediction(out, TRAIN, step, batch_size=len(batch), seed=TRAIN_SEED)
