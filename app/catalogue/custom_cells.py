@@ -6,15 +6,16 @@ class, as Python literals: ``threshold=0.1, value=20``). Its ports are `construc
 parameters and the class's optional ``output_names`` (default ``("out",)``), read from
 the text with `ast`, so nothing runs to draw the node.
 
-Trust. Code runs only once this process trusts its exact text (`trust_code`,
-`trust_project`); the ready-made cells (`READY_MADE`) are ours and trusted from the
-start. Until then the node's shape check says `NOT_RUN` and compiling refuses it, so
-loading a project, `cellwright info`, shape inference and compiling never execute a
-file's code. Trust lives in this process only, never in the project file (a file could
-claim anything). The GUI, on opening a project where `untrusted_code(project)` is not
-empty, asks (showing that code) unless it remembers `code_digest(project)` for the file,
-and calls `trust_project(project)` when the user agrees; code the user types in the
-editor is theirs, so the editor calls `trust_code` for it.
+Trust. Code runs only once this process trusts its exact text for the file it comes from
+(`trust_scope`, `trust_code`, `trust_project`); the ready-made cells (`READY_MADE`) are
+ours and trusted everywhere from the start. Until then the node's shape check says
+`NOT_RUN` and compiling refuses it, so loading a project, `cellwright info`, shape
+inference and compiling never execute a file's code. Trust lives in this process only,
+never in the project file (a file could claim anything). The GUI, on opening a project
+where `untrusted_code(project)` is not empty, asks (showing that code) unless it
+remembers `code_digest(project)` for the file, and calls `trust_project(project)` when
+the user agrees; code the user types in the editor is theirs, so the editor calls
+`trust_code` for it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import itertools
 import linecache
+import os
 import traceback
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -36,7 +39,7 @@ from app.catalogue.spec import CatalogueError, NodeType, ParamSpec, PortSpec, Sh
 from app.catalogue.user_cells import probe_outputs
 from app.document import Node, Project
 from engine import Parameter, Tensor, nn, ops
-from engine._random import rng
+from engine._random import fork_rng
 
 CUSTOM_CELL = "CustomCell"
 CUSTOM_CATEGORY = "Custom Cells"
@@ -138,16 +141,31 @@ def _key(code: str) -> str:
     return hashlib.sha256(code.strip().encode("utf-8", "surrogatepass")).hexdigest()
 
 
-_TRUSTED: set[str] = {_key(code) for code in (*READY_MADE.values(), TEMPLATE)}
+_READY: frozenset[str] = frozenset(_key(code) for code in (*READY_MADE.values(), TEMPLATE))
+_TRUSTED: set[tuple[str, str]] = set()  # (scope, key): code trusted for one file
+_scope = ""  # the file whose code may run now ("": the one project of a command)
+_untitled = itertools.count(1)
+
+
+def trust_scope(path: str | os.PathLike[str] | None) -> str:
+    """Make the project file at `path` the one whose trusted code may run (None: a new,
+    untitled project, trusted for nothing yet); its scope. Trust is kept per file and
+    code: code trusted for one file does not run in another file holding the same text.
+    The window calls this as it opens or starts a project, before anything is built."""
+    global _scope
+    _scope = os.path.realpath(path) if path is not None else f"untitled {next(_untitled)}"
+    return _scope
 
 
 def is_trusted(code: str) -> bool:
-    return _key(code) in _TRUSTED
+    key = _key(code)
+    return key in _READY or (_scope, key) in _TRUSTED
 
 
 def trust_code(code: str) -> None:
-    """Let this exact text run in this process (the user wrote it, or agreed to it)."""
-    _TRUSTED.add(_key(code))
+    """Let this exact text run for the current file (`trust_scope`) in this process (the
+    user wrote it, or agreed to it)."""
+    _TRUSTED.add((_scope, _key(code)))
 
 
 def custom_nodes(project_or_graph: Project | Any) -> list[Node]:
@@ -400,15 +418,15 @@ def build_cell(values: Mapping[str, Any]) -> nn.Cell:
 def _infer(values: Mapping[str, Any], ins: Mapping[str, tuple]) -> dict[str, tuple]:
     """Output shapes from running the Cell once on zeros; the random streams are left as
     they were, so checking shapes never changes what a seeded run draws."""
-    generator, legacy = rng().bit_generator.state, np.random.get_state()
+    legacy = np.random.get_state()  # user code may draw from NumPy's own global source
     try:
-        shape = outline(values["code"], values["class_name"])
-        cell = build_cell(values)
-        return probe_outputs(cell, ins, shape.outputs, shape.class_name)
+        with fork_rng():  # a copy on this thread: a run's generator is never rewound
+            shape = outline(values["code"], values["class_name"])
+            cell = build_cell(values)
+            return probe_outputs(cell, ins, shape.outputs, shape.class_name)
     except (CustomCellError, CatalogueError) as exc:
         raise ShapeError(str(exc)) from exc
     finally:
-        rng().bit_generator.state = generator
         np.random.set_state(legacy)
 
 

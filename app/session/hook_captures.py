@@ -389,8 +389,13 @@ class HookCaptures:
         self._edge_hook = edge_hook
         self._handles: dict[str, Any] = {}
         # Engine hooks on after the last step (at least): while none is, a step off the
-        # stride asks no capture (a capture for every step keeps its hook on).
+        # stride asks no capture (a capture for every step keeps its hook on). Each count
+        # has one writer: `_on` and `_seen` the training thread (the step setter),
+        # `_attachments` the thread that attaches and detaches (the GUI's). A step that
+        # finds `_attachments` moved since `_seen` looks at every hook again.
         self._on = 0
+        self._attachments = 0
+        self._seen = 0
         for hook in hooks:
             self.attach(hook)
 
@@ -405,8 +410,10 @@ class HookCaptures:
         if self._handles:
             pace = self.pace
             pace.step_started()
-            if not self._on and value % pace.stride:
+            attachments = self._attachments
+            if not self._on and value % pace.stride and attachments == self._seen:
                 return  # every hook off, and off the stride: none is due (the common case)
+            self._seen = attachments
             enabled, on = self.enabled, 0
             for attachment in list(self._handles.values()):
                 attachment.follow(enabled and attachment.capture.wants(value))
@@ -435,7 +442,7 @@ class HookCaptures:
             self.skipped[hook.id] = install
             return None
         self._handles[hook.id] = _Attachment(capture, install)
-        self._on += 1  # on from the start
+        self._attachments += 1  # on from the start: the next step looks at it
         self.captures[hook.id] = capture
         return capture
 

@@ -6,11 +6,15 @@
     session.pause(); session.resume(); session.set_learning_rate(0.001); session.stop()
     session.wait()                              # the TrainingFinished / TrainingFailed event
 
-When a run ends — finished, stopped, or failed — the session writes the weights, the
-optimizer state, the shuffle and RNG position, the metric history and each hook's
-capture history into the project (`store()`), before it tells its listeners; saving the
-project then keeps all of it, and a new session on the reopened project continues where
-this one ended.
+When a run ends — finished, stopped, or failed — the training thread hands the weights,
+the optimizer state, the shuffle and RNG position, the metric history and each hook's
+capture history over as a `RunResult` (app.session.handover), before it tells its
+listeners. It never writes the project itself: the thread that made the session (the
+project's owner) applies the results — `wait()` and `apply_results()` do, and `run()`
+called on that thread does at once. Saving the project then keeps all of it, and a new
+session on the reopened project continues where this one ended. For a save while a run
+goes on, `fetch(timeout)` asks the training thread for a result at its next step
+boundary (or in its pause) and applies it, or says why it could not.
 
 Ctrl+C during `run()` (KeyboardInterrupt) ends the run as a stop, and `sys.exit()` in a
 hook or custom Cell (SystemExit) as a failure: either way the interrupted step is undone,
@@ -34,6 +38,7 @@ from app.datasets import Dataset
 from app.document import Project
 from app.document.events import Events
 from app.session.events import TrainingFailed, TrainingFinished
+from app.session.handover import Handover, RunResult, collect
 from app.session.hook_captures import HookCaptures
 from app.session.metrics import Metrics
 from app.session.progress import (
@@ -42,8 +47,8 @@ from app.session.progress import (
     restore_optimizer,
     rng_state,
     set_rng_state,
-    store_optimizer,
 )
+from app.session.run_control import RunControl
 from app.session.settings import (
     TrainingError,
     TrainingSettings,
@@ -53,8 +58,8 @@ from app.session.settings import (
     make_optimizer,
 )
 from app.session.snapshot import ParameterSnapshot
-from app.session.targets import INDEX_LOSSES, Targets
-from app.session.trainer import RunControl, Trainer
+from app.session.targets import Targets, output_width_problem
+from app.session.trainer import Trainer
 
 READY, RUNNING, PAUSED, STOPPING = "ready", "running", "paused", "stopping"
 
@@ -70,6 +75,7 @@ class TrainingSession:
     def __init__(self, project: Project, *, folder: str | Path | None = None,
                  restart: bool = False, dataset: Dataset | None = None) -> None:  # fmt: skip
         self.project = project
+        self._owner = threading.get_ident()  # the thread that may write the project
         self.settings = TrainingSettings.from_project(project.training)
         saved = {} if restart else (project.training.get("state") or {})
         try:
@@ -118,11 +124,13 @@ class TrainingSession:
             history=self.settings.history_steps, saved=None if restart else project.hook_history,
         )  # fmt: skip
         self.snapshot = ParameterSnapshot(self.compiled.parameters().items())
+        self._handover = Handover()
         self._trainer = Trainer(
             self.network, self.loss_fn, self.optimizer, self.train_set, self.val_set,
             batch_size=self.settings.batch_size, seed=self.settings.seed, state=self.state,
             metrics=self.metrics, emit=self._emit, captures=self.captures,
             input_dtype=self.compiled.input_dtypes[0], snapshot=self.snapshot,
+            handover=self._handover, hand_over=self._hand_over_from_run,
         )  # fmt: skip
         self._control = RunControl()
         self._thread: threading.Thread | None = None
@@ -159,7 +167,9 @@ class TrainingSession:
             targets = Targets(type(self.loss_fn).__name__, data.task)
         except ValueError as exc:
             raise TrainingError(str(exc)) from None
-        self._check_output_width(targets)
+        problem = output_width_problem(compiled.output_shape, data, targets)
+        if problem:
+            raise TrainingError(problem)
         x, y = next(self.train_set.batches(2, shuffle=False))
         try:  # one small batch through network and loss, predicting: nothing changes
             inputs = engine.Tensor(x.astype(compiled.input_dtypes[0], copy=False))
@@ -170,27 +180,6 @@ class TrainingSession:
             raise TrainingError(
                 f"The network doesn't fit the data set {data.name}: {exc}"
             ) from None
-
-    def _check_output_width(self, targets: Targets) -> None:
-        """The Output's width must match the classes (or targets) the data set has."""
-        shape, data = self.compiled.output_shape, self.dataset
-        if not shape or len(shape) != 2 or not isinstance(shape[-1], int):
-            return  # not (batch, values), or not known: the trial batch below will tell
-        width, wanted = shape[-1], data.output_size
-        if targets.classification and targets.loss_name in INDEX_LOSSES:
-            fits, what = width >= wanted, f"at least {wanted} values (one per class)"
-        elif targets.classification:
-            fits = width == wanted or (width == 1 and wanted == 2)
-            what = f"{wanted} values (one per class)" + (" or 1" if wanted == 2 else "")
-        else:
-            fits, what = width == wanted, f"{wanted} value{'s' if wanted != 1 else ''}"
-        if not fits:
-            kind = (f"{data.num_classes} classes" if targets.classification
-                    else f"{wanted} regression target{'s' if wanted != 1 else ''}")  # fmt: skip
-            raise TrainingError(
-                f"The network's output has shape {tuple(shape[1:])} per sample, but the data "
-                f"set {data.name} has {kind}: the last layer needs {what}."
-            )
 
     # ---- running -------------------------------------------------------------------
 
@@ -285,14 +274,30 @@ class TrainingSession:
             self.events.emit(self.result)
         finally:
             self._idle.set()
+            self._handover.notify()  # an owner waiting in `fetch` looks again
 
     def _end_run(self, event: TrainingFinished | TrainingFailed) -> None:
         """After the last step, before listeners hear how the run ended."""
-        self.state.rng = rng_state()
         self.result = event
-        self.store()
+        self._hand_over_from_run()
         with self._lock:
             self._status = READY
+
+    def _hand_over_from_run(self) -> None:
+        """On the thread that trains, between two steps: hand where the run stands over."""
+        self.state.rng = rng_state()  # the run's generator, as the next step will find it
+        result = self._collect()
+        if self._on_owner_thread():  # `run()` on the project's own thread
+            self.apply_results()
+            result.apply(self.project)
+        else:
+            self._handover.put(result)
+
+    def _collect(self) -> RunResult:
+        return collect(self.compiled, self.optimizer, self.state, self.metrics, self.captures)
+
+    def _on_owner_thread(self) -> bool:
+        return threading.get_ident() == self._owner
 
     def pause(self) -> None:
         """Pause before the next step (the current one finishes)."""
@@ -326,18 +331,24 @@ class TrainingSession:
     def wait(self, timeout: float | None = None) -> TrainingFinished | TrainingFailed | None:
         """Block until the run ends (or `timeout` passes); the ending event, or None if it runs.
 
-        Safe to call again after Ctrl+C interrupted it (unlike `Thread.join`).
+        Safe to call again after Ctrl+C interrupted it (unlike `Thread.join`). On the
+        project's own thread, what the run handed over is applied to the project.
         """
         if not self._idle.wait(timeout):
             return None
+        if self._on_owner_thread():
+            self.apply_results()
         return self.result
 
     def set_learning_rate(self, value: float) -> None:
-        """Use this learning rate from the next step on (also while running)."""
+        """Use this learning rate from the next step on (also while running); called on the
+        project's own thread, the project keeps it too."""
         value = check_learning_rate(value)
         self._control.set_learning_rate(value)
         if self._status == READY:
             self._trainer.set_learning_rate(value)
+        if self._on_owner_thread():
+            self.project.training["learning_rate"] = value
 
     # ---- results -------------------------------------------------------------------
 
@@ -362,29 +373,63 @@ class TrainingSession:
         if self._status not in (READY, PAUSED):
             raise TrainingError(f"Can't {what} while training runs; pause or stop it first.")
 
-    def store(self, project: Project | None = None) -> None:
-        """Write weights, optimizer state, progress and histories into `project` (default: ours).
+    # ---- handing results over -----------------------------------------------------
 
-        Runs on its own at the end of every run; call it yourself only while paused or idle.
-        """
+    def apply_results(self, project: Project | None = None) -> RunResult | None:
+        """Apply what the training thread handed over (oldest first) to `project` (default:
+        ours); the newest result, or None if none waited. On the project's own thread."""
+        self._require_owner("apply the training results")
         project = self.project if project is None else project
-        if self._status == PAUSED:  # the run's generator, as the next step will find it
-            self.state.rng = rng_state()
-        self.compiled.store_values(project)
-        owner = self.compiled.parameter_owner
-        self.state.optimizer = store_optimizer(self.optimizer, owner, project.param_values)
-        state = self.state.to_json()
-        state["history"] = self.metrics.to_json()
-        project.training["state"] = state
-        # Each project hook's capture history; a hook this session does not capture
-        # (yet) keeps what the project had. The health overlay's hidden hooks are no
-        # project hooks and are not saved.
-        histories = {hook_id: saved for hook_id, saved in project.hook_history.items()
-                     if project.hook(hook_id) is not None}  # fmt: skip
-        for hook_id, capture in list(self.captures.captures.items()):
-            if project.hook(hook_id) is not None:
-                capture.summarise()  # what was copied and not yet looked at goes in too
-                histories[hook_id] = capture.saved_state()
-        project.hook_history = histories
-        project.training["learning_rate"] = self._trainer.learning_rate
+        results = self._handover.take()
+        for result in results:
+            result.apply(project)
+        return results[-1] if results else None
+
+    def fetch(self, timeout: float = 30.0) -> str | None:
+        """Bring the project up to where training stands now, e.g. for a save; None when it
+        is, else why not (the project then keeps what it had: never older weights passed
+        off as current).
+
+        With no run going on, what the last run handed over is applied. During a run, the
+        training thread is asked for a result at its next step boundary (or in its pause,
+        which goes on) and the caller waits up to `timeout` seconds for it. On the
+        project's own thread.
+        """
+        self._require_owner("fetch the training results")
+        self.apply_results()
+        if self._status == READY and self._idle.wait(timeout):
+            self.apply_results()  # the end of a run that was just handing over
+            return None
+        if self._status != READY:
+            self._handover.request()
+            self._control.wake()  # a pause serves it while it waits
+            self._handover.wait(self._idle.is_set, timeout)
+        if self.apply_results() is not None:
+            return None
+        self._handover.withdraw()
+        if self._idle.is_set():  # it ended with nothing handed over (it failed to)
+            return f"The training run ended without handing its state over: {self._ending()}"
+        return (f"The training run did not finish its current step within {timeout:g} s, "
+                "so where it stands could not be taken.")
+
+    def _ending(self) -> str:
+        result = self.result
+        return getattr(result, "message", "") or "no reason was given."
+
+    def store(self, project: Project | None = None) -> None:
+        """Write weights, optimizer state, progress and histories into `project` (default:
+        ours) from the session as it is; with no run going on, on the project's own thread.
+        A run hands its own over when it ends (see `apply_results`, `fetch`).
+        """
+        self._require_owner("store the training results")
+        if self._status != READY or not self._idle.is_set():
+            raise TrainingError("Can't store while a run is going on; use fetch() to bring "
+                                "the project up to where it stands.")  # fmt: skip
+        self.apply_results(project)
+        self._collect().apply(self.project if project is None else project)
+
+    def _require_owner(self, what: str) -> None:
+        if not self._on_owner_thread():
+            raise RuntimeError(f"Only the thread that made the session may {what}: the "
+                               "project belongs to it.")  # fmt: skip
 

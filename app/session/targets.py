@@ -4,6 +4,12 @@ Cross-entropy losses take class indices as they are. BCE, MSE and L1 losses on a
 classification compare with one-hot targets (or 0/1 for a single output column). A
 prediction is the highest-scoring class, or for a single output: above 0 for
 BCEWithLogits (a logit), above 0.5 for the others.
+
+`output_width_problem` says, before training, when the network's output can't mean
+what the loss makes of it: a cross-entropy needs one score per class, exactly (a wider
+output trains scores for classes the data never has, and its predictions can name
+them); one-hot targets (BCE, MSE, L1 on classes) need one column per class, or a single
+column for two classes; a regression one value per target.
 """
 
 from __future__ import annotations
@@ -11,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 import engine
-from app.datasets import CLASSIFICATION
+from app.datasets import CLASSIFICATION, Dataset
 
 INDEX_LOSSES = frozenset({"CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits"})
 
@@ -56,3 +62,24 @@ class Targets:
         if not self.classification:
             return None
         return int(np.count_nonzero(self.predicted(output) == y))
+
+
+def output_width_problem(shape: tuple | None, data: Dataset, targets: Targets) -> str | None:
+    """Why an output of `shape` (batch, values) can't be trained on `data` with the loss of
+    `targets`, or None if it can (or its width is not known: a trial batch will tell)."""
+    if not shape or len(shape) != 2 or not isinstance(shape[-1], int):
+        return None
+    width, wanted = shape[-1], data.output_size
+    if targets.classification and targets.loss_name in INDEX_LOSSES:
+        fits, what = width == wanted, f"exactly {wanted} values (one per class)"
+    elif targets.classification:
+        fits = width == wanted or (width == 1 and wanted == 2)
+        what = f"{wanted} values (one per class)" + (" or 1" if wanted == 2 else "")
+    else:
+        fits, what = width == wanted, f"{wanted} value{'s' if wanted != 1 else ''}"
+    if fits:
+        return None
+    kind = (f"{data.num_classes} classes" if targets.classification
+            else f"{wanted} regression target{'s' if wanted != 1 else ''}")  # fmt: skip
+    return (f"The network's output has shape {tuple(shape[1:])} per sample, but the data set "
+            f"{data.name} has {kind} ({targets.loss_name}): the last layer needs {what}.")

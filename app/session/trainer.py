@@ -15,7 +15,6 @@ event emitted — and are then raised again to `run`'s caller.
 from __future__ import annotations
 
 import math
-import threading
 import traceback
 from collections.abc import Callable
 from itertools import islice
@@ -38,11 +37,14 @@ from app.session.events import (
     TrainingResumed,
     TrainingStarted,
 )
+from app.session.handover import Handover
 from app.session.hook_captures import HookCaptures
 from app.session.metrics import Metrics
-from app.session.progress import EpochTally, TrainingState, rng_state, set_rng_state
+from app.session.progress import EpochTally, TrainingState
+from app.session.run_control import RunControl
 from app.session.snapshot import ParameterSnapshot
 from app.session.targets import Targets
+from engine import _random
 
 EVALUATION_BATCH = 512
 
@@ -69,76 +71,6 @@ class NotFinite(ArithmeticError):
     """A step produced NaN or infinity; the message says where."""
 
 
-class RunControl:
-    """Pause, resume, stop and learning-rate requests from other threads, read between steps."""
-
-    def __init__(self) -> None:
-        self._changed = threading.Condition()
-        self._pause = False
-        self._stop = False
-        self._steps_allowed = 0  # steps to take while paused (Step)
-        self._learning_rate: float | None = None
-
-    def pause(self) -> None:
-        with self._changed:
-            self._pause = True
-
-    def resume(self) -> None:
-        with self._changed:
-            self._pause = False
-            self._changed.notify_all()
-
-    def stop(self) -> None:
-        with self._changed:
-            self._stop = True
-            self._changed.notify_all()
-
-    def step_once(self) -> None:
-        """While paused, let exactly one more step run, then stay paused."""
-        with self._changed:
-            self._steps_allowed += 1
-            self._changed.notify_all()
-
-    def set_learning_rate(self, value: float) -> None:
-        with self._changed:
-            self._learning_rate = value
-
-    @property
-    def paused(self) -> bool:
-        return self._pause
-
-    @property
-    def stop_requested(self) -> bool:
-        return self._stop
-
-    def take_learning_rate(self) -> float | None:
-        with self._changed:
-            value, self._learning_rate = self._learning_rate, None
-            return value
-
-    def wait_while_paused(self, on_pause: Callable[[], None],
-                          on_resume: Callable[[], None]) -> None:  # fmt: skip
-        """Return at once unless paused; else call `on_pause` and wait for resume, stop or Step.
-
-        `on_resume` is called when the pause ends (not for a single Step: it stays paused).
-        """
-        with self._changed:
-            if not self._pause or self._stop:
-                return
-            if self._steps_allowed:  # Step pressed while paused: one step, still paused
-                self._steps_allowed -= 1
-                return
-        on_pause()
-        with self._changed:
-            self._changed.wait_for(
-                lambda: not self._pause or self._stop or self._steps_allowed > 0
-            )
-            if self._pause and not self._stop and self._steps_allowed:
-                self._steps_allowed -= 1
-                return
-        on_resume()
-
-
 class Trainer:
     """Trains `network` with `loss_fn` and `optimizer` on `train_set`, validating on `val_set`."""
 
@@ -146,7 +78,9 @@ class Trainer:
                  train_set: Dataset, val_set: Dataset, *, batch_size: int, seed: int,
                  state: TrainingState, metrics: Metrics, emit: Callable[[object], None],
                  captures: HookCaptures | None = None, input_dtype: str = "float32",
-                 snapshot: ParameterSnapshot | None = None) -> None:
+                 snapshot: ParameterSnapshot | None = None,
+                 handover: Handover | None = None,
+                 hand_over: Callable[[], None] | None = None) -> None:
         self.network = network
         self.loss_fn = loss_fn
         self.optimizer = optimizer
@@ -158,6 +92,10 @@ class Trainer:
         self.metrics = metrics
         self.captures = captures
         self.snapshot = snapshot
+        # `hand_over()` puts a RunResult into `handover` (the session's); called here,
+        # between two steps or in a pause, when the project's owner asked for one.
+        self.handover = handover if hand_over is not None else None
+        self._hand_over = hand_over
         self.input_dtype = np.dtype(input_dtype)
         self._emit = emit
         self.targets = Targets(type(loss_fn).__name__, train_set.task)
@@ -262,8 +200,13 @@ class Trainer:
             return STOPPED
         if self.snapshot is not None:
             self.snapshot.serve(self.state.step)
-        control.wait_while_paused(self._on_pause,
-                                  lambda: self._emit(TrainingResumed(self.state.step)))
+        handover = self.handover
+        if handover is not None and handover.requested:
+            self._serve_handover()
+        control.wait_while_paused(
+            self._on_pause, lambda: self._emit(TrainingResumed(self.state.step)),
+            self._serve_handover, handover and (lambda: handover.requested),
+        )  # fmt: skip
         if control.stop_requested:
             return STOPPED
         learning_rate = control.take_learning_rate()
@@ -275,6 +218,10 @@ class Trainer:
         if self.snapshot is not None:  # views read the paused weights from here
             self.snapshot.serve(self.state.step, force=True)
         self._emit(TrainingPaused(self.state.step))
+
+    def _serve_handover(self) -> None:
+        if self.handover is not None and self.handover.take_request():
+            self._hand_over()
 
     def set_learning_rate(self, value: float) -> None:
         """Use `value` from the next step on (call between steps, on the training thread)."""
@@ -407,11 +354,10 @@ class Trainer:
 
         handles = [cell.register_forward_hook(watch(name))
                    for name, cell in _node_cells(self.network)]
-        random_state = rng_state()
         if self.captures is not None:
             self.captures.enabled = False
-        try:
-            with engine.no_grad(), np.errstate(all="ignore"):
+        try:  # on a copy of the generator: the run's own is not moved
+            with _random.fork_rng(), engine.no_grad(), np.errstate(all="ignore"):
                 self.network(engine.Tensor(x.astype(self.input_dtype, copy=False)))
         except Exception:  # only a better message was at stake
             pass
@@ -419,7 +365,6 @@ class Trainer:
             for handle in handles:
                 handle.remove()
             self._restore()
-            set_rng_state(random_state)
             if self.captures is not None:
                 self.captures.enabled = True
         if not found:

@@ -231,8 +231,9 @@ def test_bad_settings_are_refused_with_the_reason(tmp_path, change, message):
 
 
 def test_a_network_that_does_not_fit_the_data_is_refused():
-    too_many = mlp_project(outputs=3)  # fine: 3 classes scored, labels 0 and 1
-    TrainingSession(too_many)
+    too_many = mlp_project(outputs=3)  # a score for a class the data never has
+    with pytest.raises(TrainingError, match="exactly 2 values"):
+        TrainingSession(too_many)
     regression_loss = mlp_project(inputs=1, dataset="sine")
     with pytest.raises(TrainingError, match="regression"):
         TrainingSession(regression_loss)

@@ -165,15 +165,15 @@ def test_ctrl_c_between_steps_in_run_keeps_every_step_done():
 def test_ctrl_c_while_the_run_is_stored_stores_it_still(monkeypatch):
     session = TrainingSession(bn_dropout_project())
     recorder = Recorder(session)
-    store, calls = session.store, []
+    hand_over, calls = session._hand_over_from_run, []
 
-    def interrupted_store(project=None):
+    def interrupted_hand_over():
         calls.append(1)
         if len(calls) == 1:
             raise KeyboardInterrupt
-        store(project)
+        hand_over()
 
-    monkeypatch.setattr(session, "store", interrupted_store)
+    monkeypatch.setattr(session, "_hand_over_from_run", interrupted_hand_over)
     with pytest.raises(KeyboardInterrupt):
         session.run(steps=4)
     assert len(calls) == 2 and recorder.endings == [session.result]
@@ -201,10 +201,10 @@ def test_a_failed_store_is_the_result_the_listeners_and_wait_see(monkeypatch):
     session = TrainingSession(bn_dropout_project())
     recorder = Recorder(session)
 
-    def broken(project=None):
+    def broken():
         raise OSError("disk full")
 
-    monkeypatch.setattr(session, "store", broken)
+    monkeypatch.setattr(session, "_hand_over_from_run", broken)
     session.start(steps=2)
     result = session.wait(TIMEOUT)
     assert isinstance(result, TrainingFailed) and "disk full" in result.message

@@ -132,12 +132,41 @@ def test_progress_carries_the_running_mean_of_the_epoch_and_the_batch_values():
     assert progress[-1].mean_accuracy == pytest.approx(last.accuracy)
 
 
+MOONS = {"builtin": "moons", "options": {"n_samples": 100}}
+
+
+@pytest.mark.parametrize(("outputs", "loss", "dataset", "refused"), [
+    (8, "CrossEntropyLoss", MOONS, "exactly 2 values"),  # 6 scores for classes never seen
+    (8, "SoftmaxCrossEntropyWithLogits", MOONS, "exactly 2 values"),
+    (3, "CrossEntropyLoss", MOONS, "exactly 2 values"),
+    (8, "MSELoss", MOONS, "2 values (one per class) or 1"),
+    (8, "BCEWithLogitsLoss", MOONS, "2 values (one per class) or 1"),
+    (2, "MSELoss", "sine", "1 value"),
+    (2, "CrossEntropyLoss", MOONS, None),
+    (2, "MSELoss", MOONS, None),  # one-hot targets
+    (1, "MSELoss", MOONS, None),  # a 0/1 target
+    (1, "BCEWithLogitsLoss", MOONS, None),  # one logit for two classes
+    (2, "L1Loss", MOONS, None),
+    (1, "L1Loss", "sine", None),  # regression onto one target
+])  # fmt: skip
+def test_the_output_width_must_mean_something_to_the_loss(outputs, loss, dataset, refused):
+    inputs = 1 if dataset == "sine" else 2
+    project = mlp_project(inputs=inputs, outputs=outputs, loss=loss, dataset=dataset)
+    if refused is None:
+        TrainingSession(project).run(steps=2)
+        return
+    with pytest.raises(TrainingError) as error:
+        TrainingSession(project)
+    message = str(error.value)
+    assert f"({outputs},)" in message and refused in message and loss in message
+
+
 def test_an_output_narrower_than_the_classes_is_refused_naming_both():
     project = mlp_project(outputs=1)  # one score for two spiral arms
     with pytest.raises(TrainingError) as error:
         TrainingSession(project)
     message = str(error.value)
-    assert "(1,)" in message and "2 classes" in message and "at least 2" in message
+    assert "(1,)" in message and "2 classes" in message and "exactly 2" in message
     TrainingSession(mlp_project(outputs=1, loss="BCEWithLogitsLoss"))  # one logit is fine
     regression = mlp_project(inputs=1, outputs=2, dataset="sine", loss="MSELoss")
     with pytest.raises(TrainingError, match=r"\(2,\).*1 regression target"):
