@@ -1,14 +1,13 @@
-"""HookPane: pause, clear, float, close, settings, the status line, polling and streaming."""
+"""HookPane: pause, clear, settings, the status line, polling and streaming."""
 
 from functools import partial
 
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QVBoxLayout, QWidget
 
 from tests.widgets.hook_support import (
-    PANE_SHARE,
     NeverReady,
     curve_data,
     feed,
@@ -17,7 +16,6 @@ from tests.widgets.hook_support import (
 )
 from widgets.plots import FrameBudget, HookPane
 from widgets.plots.framing import QUIET_SECONDS
-from widgets.plots.hook_pane import POLL_INTERVAL_MS
 
 pytestmark = pytest.mark.gui
 
@@ -41,8 +39,8 @@ def test_pause_stops_redraws_and_is_emitted(make_pane, qtbot):
     assert "Paused" in pane.status_label.text()
     feed(capture, [np.ones(4)] * 2)
     assert not pane.poll()
-    pane._on_timer_timeout()
-    pane._on_timer_timeout()
+    pane.tick()
+    pane.tick()
     assert pane.redraws == 1
     assert len(curve_data(pane.stats_view.mean_curve)[0]) == 3
     with qtbot.waitSignal(pane.settings_changed) as blocker:
@@ -65,30 +63,6 @@ def test_clear_empties_the_capture_and_the_plots(make_pane, qtbot):
     feed(capture, [np.arange(6.0)])
     assert pane.poll()
     assert len(curve_data(pane.stats_view.mean_curve)[0]) == 1
-
-
-def test_float_and_close_emit_their_signals(make_pane, qtbot):
-    pane = make_pane(make_capture())
-    with qtbot.waitSignal(pane.float_requested):
-        qtbot.mouseClick(pane.float_button, Qt.MouseButton.LeftButton)
-    with qtbot.waitSignal(pane.close_requested):
-        qtbot.mouseClick(pane.close_button, Qt.MouseButton.LeftButton)
-
-
-def test_the_float_button_says_dock_while_its_dock_floats(qtbot):
-    window = QMainWindow()
-    qtbot.addWidget(window)
-    dock = QDockWidget("hook", window)
-    pane = HookPane(budget=FrameBudget(PANE_SHARE))
-    dock.setWidget(pane)
-    window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-    window.show()
-    qtbot.waitExposed(window)
-    assert pane.float_button.text() == "Float"
-    dock.setFloating(True)
-    assert pane.float_button.text() == "Dock"
-    dock.setFloating(False)
-    assert pane.float_button.text() == "Float"
 
 
 def test_settings_given_at_construction_are_restored_without_emitting(make_pane, qtbot):
@@ -158,7 +132,8 @@ def test_a_capture_error_shows_in_the_status_line(make_pane, qtbot):
     pane.show()
     qtbot.waitExposed(pane)
     capture.error = "Capturing stopped: ValueError: odd tensor"
-    qtbot.waitUntil(lambda: "odd tensor" in pane.status_label.text(), timeout=2000)
+    pane.tick()  # the version never changes again, yet the tick shows the error
+    assert "odd tensor" in pane.status_label.text()
 
 
 def test_set_message_shows_the_text_instead_of_the_plot(make_pane, qtbot):
@@ -201,43 +176,41 @@ def test_only_the_view_shown_is_computed(make_pane):
     assert calls == [1]
 
 
-def test_the_timer_runs_only_while_shown_and_nothing_redraws_while_hidden(qtbot):
+def test_a_pane_draws_when_shown_and_its_ticks_draw_nothing_while_hidden(qtbot):
     holder = QWidget()  # stands in for the dock (hidden when closed or tabbed away)
     qtbot.addWidget(holder)
     capture = make_capture(arrays=[np.zeros(2)])
-    pane = HookPane(capture, view="stats", budget=FrameBudget(PANE_SHARE))
+    pane = HookPane(capture, view="stats", budget=FrameBudget(1.0))
     QVBoxLayout(holder).addWidget(pane)
-    assert pane.timer.interval() == POLL_INTERVAL_MS and not pane.timer.isActive()
     holder.show()
     qtbot.waitExposed(holder)
-    assert pane.timer.isActive() and pane.redraws == 1  # drawn at once when shown
+    assert pane.redraws == 1  # drawn at once when shown
     feed(capture, [np.ones(2)])
-    qtbot.waitUntil(lambda: pane.redraws == 2, timeout=2000)  # the timer found it
+    pane.tick()
+    assert pane.redraws == 2
     holder.hide()
-    assert not pane.timer.isActive()
     feed(capture, [np.ones(2)])
-    qtbot.wait(3 * POLL_INTERVAL_MS)
+    pane.tick()
     assert pane.redraws == 2
     holder.show()
-    assert pane.timer.isActive() and pane.redraws == 3
+    assert pane.redraws == 3  # caught up at once
 
 
 def test_streaming_keeps_to_the_budget_and_the_last_version_draws_at_once(make_pane, qtbot):
     capture = make_capture(arrays=[np.zeros(2)])
     budget = NeverReady()
     pane = make_pane(capture, view="stats", budget=budget)
-    pane._on_timer_timeout()  # not shown: nothing is looked at
+    pane.tick()  # not shown: nothing is looked at
     assert pane.redraws == 0 and budget.charged == 0
     pane.show()
     qtbot.waitExposed(pane)
-    pane.timer.stop()  # the test ticks it
     pane._seen = pane.stream.count = -1  # as if the version were new (show() polled it)
-    pane._on_timer_timeout()  # a version not seen before: streaming, and the budget says no
+    pane.tick()  # a version not seen before: streaming, and the budget says no
     redraws = pane.redraws
-    pane._on_timer_timeout()  # the same version soon after: still streaming, still no
+    pane.tick()  # the same version soon after: still streaming, still no
     assert pane.redraws == redraws
     pane.stream.changed_at -= QUIET_SECONDS  # no new version for a while: the stream stopped
-    pane._on_timer_timeout()  # so the last version is drawn at once
+    pane.tick()  # so the last version is drawn at once
     assert pane.redraws == redraws + 1 and budget.charged > 0
     qtbot.wait(50)  # let the layout settle: a view not laid out yet paints nothing
     charges = budget.charges
@@ -254,7 +227,7 @@ def test_while_streaming_the_step_axis_leaves_room_and_closes_in_once_training_s
     # the steps; once the stream stops, one redraw frames the steps closely.
     capture = make_capture(arrays=[np.full((2, 3), 1.0 + k) for k in range(10)],
                            steps=range(100, 1100, 100))  # fmt: skip
-    pane = make_pane(capture, view=view, budget=FrameBudget(1.0), own_timer=False)
+    pane = make_pane(capture, view=view, budget=FrameBudget(1.0))
     pane.show()
     qtbot.waitExposed(pane)
     box = pane.plot_views[view].getPlotItem().getViewBox()
@@ -289,7 +262,7 @@ def test_a_streaming_redraw_asks_the_budget_before_working_out_what_is_visible(
     # Most ticks while training find the shared budget spent; they cost a version check,
     # not the visible region of the pane (which Qt works out through every parent).
     capture = make_capture(arrays=[np.zeros(2)])
-    pane = make_pane(capture, view="stats", budget=NeverReady(), own_timer=False)
+    pane = make_pane(capture, view="stats", budget=NeverReady())
     pane.show()
     qtbot.waitExposed(pane)
     asked = []

@@ -1,5 +1,5 @@
 """The controls around a hook pane's plot: the bar above it (which view; Pause, Every step,
-Clear, Float, Close) and the status line under it (what was captured, the view's legend, a
+Clear) and the status line under it (what was captured, the view's legend, a
 heatmap's sample and channel selectors). The pane wires them to its capture and settings.
 """
 
@@ -52,10 +52,6 @@ class PaneBar(QWidget):
             "budget (this pane then shows what that costs)", checkable=True)  # fmt: skip
         self.every_step_button.setChecked(settings["every_step"])
         self.clear_button = _flat_button("clear_button", "Clear", "Forget what was captured so far")
-        self.float_button = _flat_button(
-            "float_button", "Float", "Float this pane as its own window, or dock it back")
-        self.close_button = _flat_button("close_button", "Close",
-                                         "Close this pane and remove its hook")  # fmt: skip
 
         bar = QHBoxLayout(self)
         bar.setContentsMargins(2, 0, 2, 0)
@@ -65,16 +61,9 @@ class PaneBar(QWidget):
         tools = QToolBar()
         tools.setObjectName("pane_tools")
         tools.setStyleSheet("QToolBar { border: none; spacing: 2px; }")
-        self._tools = {button.objectName(): tools.addWidget(button)
-                       for button in (self.pause_button, self.every_step_button,
-                                      self.clear_button, self.float_button,
-                                      self.close_button)}  # fmt: skip
+        for button in (self.pause_button, self.every_step_button, self.clear_button):
+            tools.addWidget(button)
         bar.addWidget(tools, 0)
-
-    def show_window_buttons(self, shown: bool) -> None:
-        """Show or hide Float and Close (a dock's title bar has its own)."""
-        for name in ("float_button", "close_button"):
-            self._tools[name].setVisible(shown)
 
 
 class StatusLine(QWidget):

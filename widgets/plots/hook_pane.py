@@ -3,10 +3,11 @@ tensor or norm over the training steps (the four views are in `hook_views`).
 
 The pane only reads a capture's summaries (`stats`, `histograms`, `latest`), which the
 window's controller refreshes at display rate; it never summarises. Like the training
-curves it polls the capture's `version` a few times a second (its own timer, or its
-owner's calling `tick()`), redraws only the view shown and only when the version
-changed, keeps its redraws (paint included) within a shared `FrameBudget`, and stops
-polling while hidden.
+curves it polls the capture's `version` a few times a second (its owner calls `tick()`
+on one timer for all panes: every wakeup of the GUI thread takes the interpreter from
+the training thread), redraws only the view shown and only when the version changed,
+and keeps its redraws (paint included) within a `FrameBudget` shared with the other
+panes. The dock that holds it floats and closes it.
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import time
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QHideEvent, QShowEvent
-from PySide6.QtWidgets import QDockWidget, QLabel, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QShowEvent
+from PySide6.QtWidgets import QLabel, QStackedWidget, QVBoxLayout, QWidget
 
 from widgets.plots.budget import FrameBudget
 from widgets.plots.framing import StreamWatch
@@ -32,26 +33,17 @@ from widgets.plots.hook_views import (
     StatsView,
 )
 
-POLL_INTERVAL_MS = 100  # on its own timer: a version check; a redraw when budgeted
-
 
 class HookPane(QWidget):
     """One hook's capture drawn as a distribution image, statistics, a heatmap or a norm."""
 
-    close_requested = Signal()  # the Close button: the controller removes the hook
-    float_requested = Signal()  # the Float/Dock button: the controller floats its dock
     settings_changed = Signal(str, dict)  # (view, settings) after the user changed one
     VIEWS = ("histogram", "stats", "heatmap", "norm")
 
-    def __init__(self, capture: Any = None, *, budget: FrameBudget, title: str = "",
-                 view: str = "histogram", settings: dict | None = None,
-                 own_timer: bool = True, parent: QWidget | None = None) -> None:  # fmt: skip
+    def __init__(self, capture: Any = None, *, budget: FrameBudget, view: str = "histogram",
+                 settings: dict | None = None, parent: QWidget | None = None) -> None:  # fmt: skip
         super().__init__(parent)
-        # Without its own timer the owner calls tick() (one timer for many panes: every
-        # wakeup of the GUI thread takes the interpreter from the training thread).
-        self.own_timer = own_timer
         self.setObjectName("hook_pane")
-        self.setWindowTitle(title)
         self.capture: Any = None
         self.redraws = 0  # polls that found a new version and redrew
         self.budget = budget  # shared by the panes of a window
@@ -66,12 +58,7 @@ class HookPane(QWidget):
         self._last_step: float | None = None
         self._message = ""
         self._cost = ""
-        self._dock: QDockWidget | None = None
         self._error: str | None = None  # the capture's error the status line shows
-
-        self.timer = QTimer(self)
-        self.timer.setInterval(POLL_INTERVAL_MS)
-        self.timer.timeout.connect(self._on_timer_timeout)
 
         self._build_controls()
         self._build_plots()
@@ -91,24 +78,16 @@ class HookPane(QWidget):
 
     def _build_controls(self) -> None:
         self.bar = bar = PaneBar(self.VIEWS, self._settings)
-        self.view_combo, self.pause_button, self.every_step_button = (
-            bar.view_combo, bar.pause_button, bar.every_step_button)  # fmt: skip
-        self.clear_button, self.float_button, self.close_button = (
-            bar.clear_button, bar.float_button, bar.close_button)  # fmt: skip
+        self.view_combo, self.pause_button = bar.view_combo, bar.pause_button
+        self.every_step_button, self.clear_button = bar.every_step_button, bar.clear_button
         self.pause_button.toggled.connect(self._on_pause_button_toggled)
         self.every_step_button.toggled.connect(self._on_every_step_button_toggled)
         self.clear_button.clicked.connect(self._on_clear_button_clicked)
-        self.float_button.clicked.connect(self.float_requested)
-        self.close_button.clicked.connect(self.close_requested)
         self.status_line = line = StatusLine(self._settings)
         self.status_label, self.legend_label = line.status_label, line.legend_label
         self.sample_spin, self.channel_spin = line.sample_spin, line.channel_spin
         self.sample_spin.valueChanged.connect(self._on_sample_spin_value_changed)
         self.channel_spin.valueChanged.connect(self._on_channel_spin_value_changed)
-
-    def show_window_buttons(self, shown: bool) -> None:
-        """Show or hide Float and Close (a dock's title bar has its own)."""
-        self.bar.show_window_buttons(shown)
 
     def _build_plots(self) -> None:
         self.histogram_view = HistogramView(self.budget)
@@ -226,11 +205,8 @@ class HookPane(QWidget):
         self._seen = capture.version
         self.budget.timed(self._draw, capture)
 
-    def _on_timer_timeout(self) -> None:
-        self.tick()
-
     def tick(self) -> None:
-        """Redraw if there is something new and the budget allows (the timer's work)."""
+        """Redraw if there is something new and the budget allows (the owner's timer's work)."""
         capture = self.capture
         if capture is None:
             return
@@ -267,15 +243,7 @@ class HookPane(QWidget):
 
     def showEvent(self, event: QShowEvent) -> None:  # noqa: N802 (Qt override)
         super().showEvent(event)
-        self._follow_dock()
         self.poll()  # catch up at once rather than one tick later
-        if self.own_timer:
-            self.timer.start()
-
-    def hideEvent(self, event: QHideEvent) -> None:  # noqa: N802 (Qt override)
-        # Also sent when a parent (the dock, a tab) hides: nothing is polled while unseen.
-        super().hideEvent(event)
-        self.timer.stop()
 
     # ---- drawing -----------------------------------------------------------------------------
 
@@ -369,18 +337,6 @@ class HookPane(QWidget):
         if capture is not None:
             self._seen = capture.version  # drawn: nothing
         self._update_status()
-
-    def _follow_dock(self) -> None:
-        """Name the float button after what it does in the dock that holds the pane now."""
-        dock = self.parentWidget()
-        if not isinstance(dock, QDockWidget) or dock is self._dock:
-            return
-        self._dock = dock
-        dock.topLevelChanged.connect(self._on_dock_top_level_changed)
-        self._on_dock_top_level_changed(dock.isFloating())
-
-    def _on_dock_top_level_changed(self, floating: bool) -> None:
-        self.float_button.setText("Dock" if floating else "Float")
 
 
 def _is_gradient(capture: Any) -> bool:
