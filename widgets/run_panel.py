@@ -162,6 +162,9 @@ class RunPanel(QWidget):
         content = QWidget()
         column = QVBoxLayout(content)
         column.setContentsMargins(6, 6, 6, 6)
+        # In the scroll, above the fields it is about: a short dock scrolls it, never
+        # squeezes it over the progress lines.
+        column.addWidget(self.locked_label)
         column.addWidget(data_group)
         column.addWidget(self._optimizer_group())
         column.addWidget(self._schedule_group())
@@ -170,9 +173,10 @@ class RunPanel(QWidget):
         scroll.setWidget(content)
         scroll.setWidgetResizable(True)
         scroll.setFrameShape(QFrame.Shape.NoFrame)
+        # A short dock scrolls the settings rather than taking the Inspector's height.
+        scroll.setMinimumHeight(scroll.fontMetrics().lineSpacing() * 3)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(self.locked_label)
         layout.addWidget(scroll)
 
     def _optimizer_group(self) -> QGroupBox:

@@ -13,7 +13,6 @@ to its file, Discard deletes it, Keep leaves it for the next start.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -22,17 +21,26 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QSettings, QTimer
 from PySide6.QtWidgets import QMessageBox
 
 from app.gui import project_files
+from app.session import RUNNING, STOPPING
 
 if TYPE_CHECKING:
-    from app.gui.main_window import MainWindow
+    from app.gui.project_holder import ProjectHolder
+    from app.gui.session_holder import SessionHolder
+    from app.gui.shell import Shell
 
 log = logging.getLogger(__name__)
+
+
+class RestoresRecovery(Protocol):
+    """What `offer_recovery` needs of the window: open a recovery copy as unsaved work."""
+
+    def restore_recovery(self, path: Path, original: str | None, when: str) -> bool: ...
 
 INTERVAL_KEY = "autosave/seconds"
 DEFAULT_INTERVAL = 60
@@ -114,9 +122,11 @@ def _alive(pid: int) -> bool:
 class Autosave(QObject):
     """Writes and removes the recovery copy of one window's project."""
 
-    def __init__(self, window: MainWindow, settings: QSettings) -> None:
-        super().__init__(window)
-        self.window, self.settings = window, settings
+    def __init__(self, shell: Shell, projects: ProjectHolder, sessions: SessionHolder,
+                 settings: QSettings) -> None:  # fmt: skip
+        super().__init__(shell)
+        self.shell, self.projects, self.sessions = shell, projects, sessions
+        self.settings = settings
         token = f"{os.getpid()}-{secrets.token_hex(4)}"
         folder = recovery_folder(settings)
         self.path = folder / f"{token}{SUFFIX}"
@@ -126,11 +136,13 @@ class Autosave(QObject):
         self._timer = QTimer(self)
         self._timer.timeout.connect(self._on_timer_timeout)
         self.set_interval(interval_setting(settings))
-        window.project_changed.connect(self._on_window_project_changed)
-        window.after_save.append(self._after_save)
-        window.closing.connect(self._on_window_closing)
-        self._stack = None
-        self._on_window_project_changed(window.project)
+        projects.stack_changed.connect(self._on_projects_stack_changed)
+        projects.project_changed.connect(self._on_window_project_changed)
+        projects.unsaved_changed.connect(self._on_projects_unsaved_changed)
+        projects.after_save.append(self._after_save)
+        sessions.run_starting.connect(self.write_now)  # on the way into training
+        shell.closing.connect(self._on_window_closing)
+        self._on_projects_stack_changed(projects.undo_stack)
 
     def set_interval(self, seconds: int) -> None:
         """Write a copy every `seconds` (0: never on a timer)."""
@@ -145,25 +157,24 @@ class Autosave(QObject):
 
     def write_now(self) -> bool:
         """Write the copy if there are unsaved changes not in it yet; True if written."""
-        window = self.window
-        if not (self._dirty and window.unsaved) or window.project is None:
+        projects = self.projects
+        if not (self._dirty and projects.unsaved) or projects.project is None:
             return False
-        run = getattr(window, "run", None)
-        if run is not None and run.status in ("running", "stopping"):
+        if self.sessions.status in (RUNNING, STOPPING):
             return False  # the training thread writes the project when the run ends
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            project_files.save(window.project, self.path)
-            original = window.project_path
+            project_files.save(projects.project, self.path)
+            original = projects.path
             note = {"original": str(original) if original else None,
-                    "name": window.project_name, "saved_at": time.time(),
+                    "name": projects.name, "saved_at": time.time(),
                     "pid": os.getpid()}  # fmt: skip
             partial = self.note.with_suffix(".json.part")
             partial.write_text(json.dumps(note), encoding="utf-8")
             os.replace(partial, self.note)
         except Exception as exc:  # never in the user's way: say so and go on
             log.warning("autosave failed: %s", exc)
-            window.show_message(f"Autosave failed: {exc}", 8000)
+            self.shell.show_message(f"Autosave failed: {exc}", 8000)
             return False
         self._dirty = False
         self.written += 1
@@ -180,7 +191,7 @@ class Autosave(QObject):
         self.write_now()
 
     def _after_save(self) -> None:
-        if not self.window.unsaved:
+        if not self.projects.unsaved:
             self.discard()
 
     def _on_window_closing(self) -> None:
@@ -189,17 +200,19 @@ class Autosave(QObject):
 
     def _on_window_project_changed(self, project: object) -> None:
         self.discard()  # a new or opened project: the old one was saved or let go
-        if self._stack is not None:
-            with contextlib.suppress(RuntimeError, TypeError):  # a stack already deleted
-                self._stack.indexChanged.disconnect(self._on_stack_index_changed)
-        self._stack = self.window.undo_stack
-        self._stack.indexChanged.connect(self._on_stack_index_changed)
+
+    def _on_projects_stack_changed(self, stack) -> None:
+        stack.indexChanged.connect(self._on_stack_index_changed)
+
+    def _on_projects_unsaved_changed(self, unsaved: bool) -> None:
+        if unsaved:  # also training, which is no undo step
+            self.changed()
 
     def _on_stack_index_changed(self, index: int) -> None:
         self.changed()
 
 
-def offer_recovery(window: MainWindow, settings: QSettings,
+def offer_recovery(window: RestoresRecovery, settings: QSettings,
                    ask: Callable[[RecoveryCopy, bool], str] | None = None) -> RecoveryCopy | None:
     """Offer each copy a crashed session left: Restore one, Discard, or Keep for later.
 

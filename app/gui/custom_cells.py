@@ -16,7 +16,7 @@ import logging
 import re
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, QSize, Qt
+from PySide6.QtCore import QObject, QSettings, QSize, Qt
 from PySide6.QtWidgets import QDockWidget, QMessageBox
 
 from app.catalogue import CATALOGUE
@@ -37,7 +37,9 @@ from app.undo.commands import SnapshotCommand, perform
 from widgets.code_editor import CodePane
 
 if TYPE_CHECKING:
-    from app.gui.main_window import MainWindow
+    from app.gui.project_holder import ProjectHolder
+    from app.gui.session_holder import SessionHolder
+    from app.gui.shell import Shell
     from widgets.node_editor import NodeEditor
 
 log = logging.getLogger(__name__)
@@ -49,12 +51,14 @@ TRUSTED_KEY = "custom_code/trusted"  # QSettings: {file path: digest of the code
 class CustomCellController(QObject):
     """The code dock and the trust prompt of one main window."""
 
-    def __init__(self, window: MainWindow, editor: NodeEditor) -> None:
-        super().__init__(window)
-        self.window, self.editor = window, editor
+    def __init__(self, shell: Shell, projects: ProjectHolder, sessions: SessionHolder,
+                 editor: NodeEditor, settings: QSettings) -> None:  # fmt: skip
+        super().__init__(shell)
+        self.shell, self.projects, self.sessions = shell, projects, sessions
+        self.editor, self.settings = editor, settings
         self.pane = CodePane()
         self.pane.check_requested.connect(self._on_pane_check_requested)
-        self.dock = QDockWidget("Custom Cell Code", window)
+        self.dock = QDockWidget("Custom Cell Code", shell.window)
         self.dock.setObjectName("code_dock")
         self.dock.setWidget(self.pane)
         self.dock.hide()
@@ -62,14 +66,14 @@ class CustomCellController(QObject):
         self.node_id: str | None = None
         editor.selection_changed.connect(self._on_editor_selection_changed)
         editor.path_changed.connect(self._on_editor_selection_changed)
-        window.project_changed.connect(self._on_window_project_changed)
-        self._on_window_project_changed(window.project)
+        projects.project_changed.connect(self._on_window_project_changed)
+        self._on_window_project_changed(projects.project)
 
     # ---- trust -------------------------------------------------------------------------------
 
     def _trusted_files(self) -> dict[str, str]:
         try:
-            value = json.loads(str(self.window.settings.value(TRUSTED_KEY, "{}")))
+            value = json.loads(str(self.settings.value(TRUSTED_KEY, "{}")))
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}
@@ -79,24 +83,22 @@ class CustomCellController(QObject):
         codes = untrusted_code(project)
         if not codes:
             return True
-        path = str(self.window.project_path) if self.window.project_path else ""
+        path = str(self.projects.path) if self.projects.path else ""
         digest = code_digest(project)
         known = self._trusted_files()
         if path and known.get(path) == digest:
             trust_project(project)
             return True
         if not self._ask_trust(codes):
-            self.window.show_message("The project's custom Cell code was not run: those nodes "
-                                     "are marked “Not run”.", 10000)  # fmt: skip
+            self.shell.show_message("The project's custom Cell code was not run: those nodes "
+                                    "are marked “Not run”.", 10000)  # fmt: skip
             return False
         trust_project(project)
         if path:
             known[path] = digest
-            self.window.settings.setValue(TRUSTED_KEY, json.dumps(known))
+            self.settings.setValue(TRUSTED_KEY, json.dumps(known))
         self.editor.scene.refresh_shapes()
-        run = getattr(self.window, "run", None)
-        if run is not None:  # its session was refused while the code could not run
-            run.refresh_session()
+        self.sessions.refresh_requested.emit()  # refused while the code could not run
         return True
 
     def _ask_trust(self, codes: list[str]) -> bool:
@@ -104,7 +106,7 @@ class CustomCellController(QObject):
         box = QMessageBox(QMessageBox.Icon.Warning, "Run this project's code?",
                           "This project contains Python code (custom Cells). Code can do "
                           "anything your account can: run it only if you trust where the "
-                          "file came from.", parent=self.window)  # fmt: skip
+                          "file came from.", parent=self.shell.window)  # fmt: skip
         box.setObjectName("trust_dialog")
         box.setInformativeText("Show Details… shows the code. Not running it opens the "
                                "project with those nodes marked “Not run”.")  # fmt: skip
@@ -130,7 +132,7 @@ class CustomCellController(QObject):
             self._show_problem(problem)
         if not self._placed:
             self._placed = True
-            window = self.window
+            window = self.shell.window
             window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
             self.dock.setFloating(True)
             self.dock.resize(QSize(640, 460))
@@ -164,7 +166,7 @@ class CustomCellController(QObject):
                 graph.set_ports(node.id, inputs, outputs)
 
         if code != node.params.get("code") or (inputs, outputs) != (node.inputs, node.outputs):
-            problem = perform(self.window.undo_stack, SnapshotCommand(
+            problem = perform(self.projects.undo_stack, SnapshotCommand(
                 self.editor.root, self.editor.path, f"Edit the code of {node.name}", edit))
             if problem:
                 self.pane.show_error(problem)

@@ -1,6 +1,7 @@
 """File → Export: the network as a Python script on `engine`, as ONNX, as a PyTorch script,
 and the canvas as a PNG or SVG picture. Each says where it wrote and what it left out;
 a network an exporter can't express is refused with the reason, and nothing is written.
+The save dialog opens where the last export of that kind went (QSettings, across runs).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QMarginsF, QObject, QRectF, QSize, Qt
+from PySide6.QtCore import QMarginsF, QObject, QRectF, QSettings, QSize, Qt
 from PySide6.QtGui import QAction, QImage, QPainter
 from PySide6.QtSvg import QSvgGenerator
 from PySide6.QtWidgets import QFileDialog, QGraphicsItem, QMenu, QMessageBox
@@ -20,13 +21,16 @@ from app.export.python_script import ExportedScript, ExportError
 from app.export.report import ExportReport
 
 if TYPE_CHECKING:
-    from app.gui.main_window import MainWindow
+    from app.gui.project_holder import ProjectHolder
+    from app.gui.shell import Shell
+    from widgets.node_editor import NodeEditor
 
 log = logging.getLogger(__name__)
 
 PICTURE_MARGIN = 24.0  # scene units around the nodes
 PNG_SCALE = 2.0  # pixels per scene unit: sharp on a high-DPI screen
 MAX_PNG_SIDE = 16_000
+FOLDER_KEY = "export/{}/folder"  # QSettings: the folder the last export of that kind went to
 
 # name, menu text, file filter, suffix, module and function of the exporter (None: a picture)
 FORMATS = (
@@ -44,10 +48,11 @@ FORMATS = (
 class ExportController(QObject):
     """The File → Export menu of one main window."""
 
-    def __init__(self, window: MainWindow) -> None:
-        super().__init__(window)
-        self.window = window
-        self.menu = QMenu("&Export", window)
+    def __init__(self, shell: Shell, projects: ProjectHolder, editor: NodeEditor,
+                 settings: QSettings) -> None:  # fmt: skip
+        super().__init__(shell)
+        self.shell, self.projects, self.editor, self.settings = shell, projects, editor, settings
+        self.menu = QMenu("&Export", shell.window)
         self.menu.setObjectName("export_menu")
         self.actions: dict[str, QAction] = {}
         for name, text, _filter, _suffix, _module, _function in FORMATS:
@@ -56,9 +61,9 @@ class ExportController(QObject):
             action.triggered.connect(lambda _=False, n=name: self._on_export_triggered(n))
             self.actions[name] = action
         self.menu.insertSeparator(self.actions["png"])
-        file_menu = window.findChild(QMenu, "file_menu")
-        file_menu.insertMenu(window.quit_action, self.menu)
-        file_menu.insertSeparator(window.quit_action)
+        file_menu, quit_action = shell.menu("file_menu"), shell.action("quit_action")
+        file_menu.insertMenu(quit_action, self.menu)
+        file_menu.insertSeparator(quit_action)
 
     def export(self, name: str, path: str | Path) -> str:
         """Export in format `name` to `path`; the report shown to the user (ExportError-like
@@ -74,11 +79,11 @@ class ExportController(QObject):
             module = importlib.import_module(spec[4])
         except ImportError:
             return f"{spec[1].replace('&', '').rstrip('…')} export is not available here."
-        result = getattr(module, spec[5])(self.window.project, path)
+        result = getattr(module, spec[5])(self.projects.project, path)
         return _report(result)
 
     def _picture(self, path: Path, *, svg: bool) -> None:
-        scene = self.window.workbench.editor.scene
+        scene = self.editor.scene
         selected = scene.selectedItems()
         for item in selected:  # the picture shows the network, not the selection
             item.setSelected(False)
@@ -97,7 +102,7 @@ class ExportController(QObject):
                 generator.setFileName(str(path))
                 generator.setSize(source.size().toSize())
                 generator.setViewBox(QRectF(0, 0, source.width(), source.height()))
-                generator.setTitle(self.window.project_name)
+                generator.setTitle(self.projects.name)
                 painter = QPainter(generator)
             else:
                 scale = min(PNG_SCALE, MAX_PNG_SIDE / max(source.width(), source.height()))
@@ -119,13 +124,23 @@ class ExportController(QObject):
             for item in selected:
                 item.setSelected(True)
 
+    def folder(self, name: str) -> Path:
+        """Where the save dialog for format `name` opens: where the last export of that kind
+        went if that folder is still there, else the project's folder, else home."""
+        last = str(self.settings.value(FOLDER_KEY.format(name), "") or "")
+        if last and Path(last).is_dir():
+            return Path(last)
+        path = self.projects.path
+        return path.parent if path is not None else Path.home()
+
     def _ask_path(self, name: str) -> str | None:
         """Where to export (a dialog; tests replace this)."""
         spec = next(f for f in FORMATS if f[0] == name)
-        folder = self.window.project_path.parent if self.window.project_path else Path.home()
-        suggested = folder / f"{self.window.project_name}{spec[3]}"
+        suggested = self.folder(name) / f"{self.projects.name}{spec[3]}"
         title = f"Export {spec[1].replace('&', '').rstrip('…')}"
-        path, _ = QFileDialog.getSaveFileName(self.window, title, str(suggested), spec[2])
+        path, _ = QFileDialog.getSaveFileName(self.shell.window, title, str(suggested), spec[2])
+        if path:
+            self.settings.setValue(FOLDER_KEY.format(name), str(Path(path).parent))
         return path or None
 
     def _on_export_triggered(self, name: str) -> None:
@@ -138,10 +153,10 @@ class ExportController(QObject):
             if not _expected(exc):
                 log.exception("export failed")
             text = str(exc) if _expected(exc) else f"{type(exc).__name__}: {exc}"
-            self.window.show_message(f"Export failed: {text.splitlines()[0]}", 10000)
-            QMessageBox.warning(self.window, "Export failed", text)
+            self.shell.show_message(f"Export failed: {text.splitlines()[0]}", 10000)
+            QMessageBox.warning(self.shell.window, "Export failed", text)
             return
-        self.window.show_message(message, 10000)
+        self.shell.show_message(message, 10000)
 
 
 def _expected(exc: Exception) -> bool:

@@ -11,7 +11,7 @@ thread). A hook nobody can see costs the copy and nothing more.
 
 Hooks are document edits (`HookCommand`, undoable and saved). The controller follows
 the project's hook events, the undo stack (an undo may bring a hooked node back) and
-the run controller's sessions: it attaches and detaches the engine hooks of the
+the window's sessions (`SessionHolder`): it attaches and detaches the engine hooks of the
 current session, also while it trains. Closing a pane removes its hook.
 """
 
@@ -25,7 +25,7 @@ import numpy as np
 import shiboken6
 from PySide6.QtCore import QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QCloseEvent
-from PySide6.QtWidgets import QDockWidget, QWidget
+from PySide6.QtWidgets import QDockWidget
 
 from app.document import HookAdded, HookChanged, HookRemoved, Project
 from app.session import RUNNING
@@ -36,8 +36,9 @@ from widgets.node_editor.probes import Indicator
 from widgets.plots import FrameBudget, HookPane
 
 if TYPE_CHECKING:
-    from app.gui.main_window import MainWindow
-    from app.gui.run import RunController
+    from app.gui.project_holder import ProjectHolder
+    from app.gui.session_holder import SessionHolder
+    from app.gui.shell import Shell
     from app.session.hook_captures import HookCapture
     from widgets.node_editor import NodeEditor
 
@@ -70,9 +71,11 @@ class HookDock(QDockWidget):
 class HookController(QObject):
     """The hook panes, probes and health overlay of one main window."""
 
-    def __init__(self, window: MainWindow, editor: NodeEditor, run: RunController) -> None:
-        super().__init__(window)
-        self.window, self.editor, self.run = window, editor, run
+    def __init__(self, shell: Shell, projects: ProjectHolder, sessions: SessionHolder,
+                 editor: NodeEditor) -> None:  # fmt: skip
+        super().__init__(shell)
+        self.shell, self.projects, self.sessions = shell, projects, sessions
+        self.editor = editor
         self.docks: dict[str, HookDock] = {}
         self.budget = FrameBudget(PANE_SHARE)  # shared by every pane
         self.summary_budget = FrameBudget(SUMMARY_SHARE)
@@ -94,15 +97,15 @@ class HookController(QObject):
         self._timer.timeout.connect(self._on_timer_timeout)
         self._timer.start()
         editor.pane_requested.connect(self._on_editor_pane_requested)
-        run.session_changed.connect(self._on_run_session_changed)
-        window.project_changed.connect(self._on_window_project_changed)
-        window.closing.connect(self._on_window_closing)
-        self._on_window_project_changed(window.project)
+        sessions.changed.connect(self._on_run_session_changed)
+        projects.project_changed.connect(self._on_window_project_changed)
+        shell.closing.connect(self._on_window_closing)
+        self._on_window_project_changed(projects.project)
 
     # ---- building ----------------------------------------------------------------------------
 
     def _build_actions(self) -> None:
-        window = self.window
+        window = self.shell.window
         health = QAction("&Health Overlay", window)
         health.setObjectName("health_overlay_action")
         health.setCheckable(True)
@@ -116,7 +119,7 @@ class HookController(QObject):
         tab.setObjectName("tab_hook_panes_action")
         tab.triggered.connect(lambda: self.arrange(tiled=False))
         self.actions = {"health": health, "tile": tile, "tab": tab}
-        menu = window.findChild(QWidget, "view_menu")
+        menu = self.shell.menu("view_menu")
         menu.addSeparator()
         menu.addActions([health, tile, tab])
 
@@ -160,7 +163,7 @@ class HookController(QObject):
         self.editor.scene.set_probes([(h.id, h.kind, h.target) for h in live.values()])
 
     def _sync_captures(self, live: dict) -> None:
-        session = self.run.session
+        session = self.sessions.session
         captures = session.captures if session is not None else None
         if captures is not None:
             captures.pace.read_interval = max(READ_INTERVAL, self._read_gap)  # rows evenly spaced
@@ -179,7 +182,7 @@ class HookController(QObject):
                 if captures is not None and hook_id in captures.skipped:
                     pane.set_message(f"Not capturing: {captures.skipped[hook_id]}.")
                 elif captures is None:
-                    problem = self.run.problem
+                    problem = self.sessions.problem
                     pane.set_message(f"Not capturing: {problem}" if problem
                                      else "Not capturing: there is no network to train.")
             else:
@@ -189,24 +192,21 @@ class HookController(QObject):
                     capture.every_step = bool(hook.settings.get("every_step", False))
 
     def _add_dock(self, hook) -> HookDock:
-        window = self.window
+        window = self.shell.window
         title = self._title(hook)
         dock = HookDock(title, window)
         dock.setObjectName(f"hook_pane_{hook.id}")
         dock.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
-        pane = HookPane(None, title=title, view=hook.pane, settings=dict(hook.settings),
-                        budget=self.budget, own_timer=False)  # fmt: skip
+        pane = HookPane(None, view=hook.pane, settings=dict(hook.settings), budget=self.budget)
         pane.setObjectName(f"hook_pane_widget_{hook.id}")
-        # The dock's title bar floats and closes it: the pane's own buttons would only
-        # take room a row of tiled panes needs.
-        pane.show_window_buttons(False)
         dock.setWidget(pane)
         others = [d for d in self.docks.values() if not d.isFloating()]
         if others:
             window.tabifyDockWidget(others[-1], dock)
         else:
             window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
-            window.splitDockWidget(window.plots_dock, dock, Qt.Orientation.Horizontal)
+            window.splitDockWidget(self.shell.dock("plots_dock"), dock,
+                                   Qt.Orientation.Horizontal)  # fmt: skip
         hook_id = hook.id
         dock.close_requested.connect(lambda: self._remove_hook(hook_id))
         pane.settings_changed.connect(
@@ -227,7 +227,7 @@ class HookController(QObject):
             pane = dock.widget()
             if pane is not None:
                 pane.set_capture(None)
-            self.window.removeDockWidget(dock)
+            self.shell.window.removeDockWidget(dock)
             dock.deleteLater()
 
     def arrange(self, *, tiled: bool) -> None:
@@ -238,7 +238,7 @@ class HookController(QObject):
         tabs of the last tile.
         """
         docks = [d for d in self.docks.values() if d.isVisible() and not d.isFloating()]
-        window = self.window
+        window = self.shell.window
         if not tiled or len(docks) < 2:
             for previous, dock in zip(docks, docks[1:], strict=False):
                 window.tabifyDockWidget(previous, dock)
@@ -248,7 +248,7 @@ class HookController(QObject):
         # right of the training curves.
         for dock in docks:
             window.removeDockWidget(dock)
-        plots = window.plots_dock
+        plots = self.shell.dock("plots_dock")
         beside = plots.isVisible() and not plots.isFloating()
         room = window.centralWidget().width() - (plots.minimumSizeHint().width() if beside else 0)
         fit = max(1, room // max(docks[0].minimumSizeHint().width(), 1))
@@ -269,7 +269,7 @@ class HookController(QObject):
 
     def _remove_hook(self, hook_id: str) -> None:
         if not self.editor.remove_hook(hook_id):
-            self.window.show_message("That hook could not be removed.", 5000)
+            self.shell.show_message("That hook could not be removed.", 5000)
 
     # ---- display rate --------------------------------------------------------------------------
 
@@ -281,8 +281,8 @@ class HookController(QObject):
 
     def tick(self) -> None:
         """Summarise what is visible, then redraw the probes and the health overlay."""
-        session = self.run.session
-        if session is None or not self.window.isVisible():
+        session = self.sessions.session
+        if session is None or not self.shell.window.isVisible():
             return
         if self.monitor is not None and time.monotonic() - self._health_at >= HEALTH_MS / 1000:
             self._health_at = time.monotonic()
@@ -377,7 +377,7 @@ class HookController(QObject):
 
     def _start_health(self) -> None:
         self._stop_health()
-        session = self.run.session
+        session = self.sessions.session
         if session is None or not self.actions["health"].isChecked():
             return
         self.monitor = HealthMonitor(session.captures, session.project)
@@ -392,12 +392,12 @@ class HookController(QObject):
     def _on_health_action_toggled(self, on: bool) -> None:
         if on:
             self._start_health()
-            if self.run.session is None:
-                self.window.show_message("The health overlay shows once the network can train.",
-                                         8000)  # fmt: skip
+            if self.sessions.session is None:
+                self.shell.show_message("The health overlay shows once the network can train.",
+                                        8000)  # fmt: skip
             else:
-                self.window.show_message("Health overlay: indicators appear on the nodes as "
-                                         "training captures data.", 8000)  # fmt: skip
+                self.shell.show_message("Health overlay: indicators appear on the nodes as "
+                                        "training captures data.", 8000)  # fmt: skip
         else:
             self._stop_health()
         self.editor.scene.set_health({} if on else None)
@@ -413,7 +413,7 @@ class HookController(QObject):
         if hook.pane == view and dict(hook.settings) == merged:
             return
         project.change_hook(hook.with_view(view, merged))  # saved; not an undo step
-        self.window.mark_unsaved()
+        self.projects.mark_unsaved()
 
     def _on_project_event(self, event: object) -> None:
         if isinstance(event, HookAdded | HookRemoved | HookChanged):
@@ -421,11 +421,11 @@ class HookController(QObject):
 
     def _on_editor_pane_requested(self, hook_id: str) -> None:
         if self.show_pane(hook_id) is None:
-            self.window.show_message("That hook's node or connection is not in the network.",
-                                     5000)  # fmt: skip
+            self.shell.show_message("That hook's node or connection is not in the network.",
+                                    5000)  # fmt: skip
 
     def _on_run_session_changed(self) -> None:
-        session = self.run.session
+        session = self.sessions.session
         if session is not None and session.project is not self._project:
             return  # a new project's session: the project change comes next and syncs
         self._probe_versions.clear()
@@ -448,7 +448,7 @@ class HookController(QObject):
         self._project = project if isinstance(project, Project) else None
         if self._project is not None:
             self._subscription = self._project.events.subscribe(self._on_project_event)
-            self.window.undo_stack.indexChanged.connect(self._on_stack_index_changed)
+            self.projects.undo_stack.indexChanged.connect(self._on_stack_index_changed)
         self.sync()
         if self.actions["health"].isChecked():
             self._start_health()

@@ -1,4 +1,7 @@
-"""The Cellwright main window: menus, canvas area, docks, status bar and the open project."""
+"""The Cellwright main window: it composes. The project holder has the open project, the
+shell the docks, menus and status line, the session holder the training session; each
+capability's controller gets those it uses. Here: the File, Edit and View menus, the
+questions before work is lost, the title, Preferences and the saved layout."""
 
 from __future__ import annotations
 
@@ -10,27 +13,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSettings, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette, QUndoGroup
-from PySide6.QtWidgets import (
-    QDockWidget,
-    QFileDialog,
-    QLabel,
-    QMainWindow,
-    QMenu,
-    QMessageBox,
-    QWidget,
-)
+from PySide6.QtCore import QByteArray, QSettings, Qt
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette
+from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
 from app import __version__
 from app.gui import project_files
 from app.gui.autosave import INTERVAL_KEY, Autosave, interval_setting
+from app.gui.boundary import BoundaryPlot
 from app.gui.custom_cells import CustomCellController
 from app.gui.export import ExportController
 from app.gui.hooks import HookController
 from app.gui.parameters import ParameterController
 from app.gui.predict import PredictController
+from app.gui.project_holder import ProjectHolder
 from app.gui.run import RunController
+from app.gui.session_holder import SessionHolder
 from app.gui.settings import (
     DATA_FOLDER_KEY,
     RecentFiles,
@@ -38,6 +36,7 @@ from app.gui.settings import (
     data_folder_setting,
     data_folder_text,
 )
+from app.gui.shell import Shell, placeholder
 from app.gui.theme import THEME_KEY, THEMES, apply_theme, theme_setting
 from app.gui.workbench import Workbench
 from app.undo.commands import DocumentStack
@@ -46,7 +45,7 @@ from widgets.preferences_dialog import Preferences, PreferencesDialog
 PROJECT_FILTER = "Cellwright projects (*.cwproj);;All files (*)"
 GEOMETRY_KEY = "main_window/geometry"
 STATE_KEY = "main_window/state"
-STATE_VERSION = 2  # bump when the dock set changes, so old layouts are ignored
+STATE_VERSION = 3  # bump when the dock set changes, so old layouts are ignored
 
 
 def _reports_errors(what: str) -> Callable:
@@ -67,10 +66,7 @@ def _reports_errors(what: str) -> Callable:
 
 
 class MainWindow(QMainWindow):
-    """The shell every view plugs into; it owns the project and its undo stack."""
-
-    project_changed = Signal(object)  # emitted with the new project after New/Open
-    closing = Signal()  # the window is about to close (the user agreed to lose nothing)
+    """The composition root: holders, shell and controllers, and the File menu's questions."""
 
     def __init__(
         self,
@@ -85,37 +81,38 @@ class MainWindow(QMainWindow):
         self._settings = settings
         self._remember_layout = remember_layout
         self._recent = RecentFiles(self._settings)
-        self._project: Any = None
-        self._project_path: Path | None = None
-        self._undo_group = QUndoGroup(self)
-        self._undo_stack: DocumentStack | None = None
-        self._training = False
-        self._unsaved_training = False  # trained since the last save (not an undo step)
-        # Called around every save: views with state outside the document put it in first.
-        self.before_save: list[Callable[[], None]] = []
-        self.after_save: list[Callable[[], None]] = []
+        self.shell = Shell(self)
+        self.project_holder = ProjectHolder(project_files.new_project(), None, self)
+        self.sessions = SessionHolder(self)
 
-        canvas = _placeholder("canvas_area", "The network canvas goes here.")
+        canvas = placeholder("canvas_area", "The network canvas goes here.")
         canvas.setAutoFillBackground(True)
         canvas.setBackgroundRole(QPalette.ColorRole.Base)
         self.setCentralWidget(canvas)
         self._build_docks()
-        self._build_status_bar()
         self._build_actions()
         self._build_menus()
-        self._replace_project(project_files.new_project(), None)
-        self.workbench = Workbench(self)  # canvas, palette and inspector
-        self.run = RunController(self, self.workbench.editor)  # Run menu, panel and plots
-        self.hooks = HookController(self, self.workbench.editor, self.run)  # panes, probes
+        self.show_message("Ready")
+        shell, projects, sessions = self.shell, self.project_holder, self.sessions
+        self.workbench = Workbench(shell, projects, settings)  # canvas, palette, inspector
+        editor = self.workbench.editor
+        self.boundary = BoundaryPlot(projects, sessions, self)  # the decision boundary
+        self.run = RunController(  # the Run menu, panel, progress and curves
+            shell, projects, sessions, editor, self.boundary)
+        self.hooks = HookController(shell, projects, sessions, editor)  # panes, probes
         self.parameters = ParameterController(  # the Inspector's Parameters, the editor dock
-            self, self.workbench.editor, self.workbench.inspector, self.run)
-        self.predict = PredictController(self, self.run)  # the Predict dock
-        self.autosave = Autosave(self, self._settings)  # recovery copies of unsaved work
-        self.exports = ExportController(self)  # File → Export
-        self.custom_cells = CustomCellController(self, self.workbench.editor)  # code, trust
-        edit_menu = self.findChild(QMenu, "edit_menu")
+            shell, projects, sessions, editor, self.workbench.inspector)
+        self.predict = PredictController(shell, projects, sessions, self.boundary)
+        self.autosave = Autosave(shell, projects, sessions, settings)  # recovery copies
+        self.exports = ExportController(shell, projects, editor, settings)  # File → Export
+        self.custom_cells = CustomCellController(  # the code dock and the trust prompt
+            shell, projects, sessions, editor, settings)
+        edit_menu = self.shell.menu("edit_menu")
         edit_menu.addSeparator()
         edit_menu.addAction(self.preferences_action)
+        projects.unsaved_changed.connect(self._on_project_holder_unsaved_changed)
+        projects.project_changed.connect(self._on_project_holder_project_changed)
+        self._update_title()
         self._apply_data_folder()
         self._restore_layout()
 
@@ -123,8 +120,7 @@ class MainWindow(QMainWindow):
     @property
     def undo_stack(self) -> DocumentStack:
         """The current project's undo stack; edits to the document go through it."""
-        assert self._undo_stack is not None
-        return self._undo_stack
+        return self.project_holder.undo_stack
 
     @property
     def settings(self) -> QSettings:
@@ -132,41 +128,44 @@ class MainWindow(QMainWindow):
 
     @property
     def project(self) -> Any:
-        return self._project
+        return self.project_holder.project
 
     @property
     def project_path(self) -> Path | None:
-        return self._project_path
+        return self.project_holder.path
 
     @property
     def project_name(self) -> str:
-        if self._project_path is not None:
-            return self._project_path.stem
-        return str(getattr(self._project, "name", "") or "Untitled")
+        return self.project_holder.name
+
+    @property
+    def project_changed(self):
+        """Emitted with the new project after New/Open/Close (the project holder's)."""
+        return self.project_holder.project_changed
 
     @property
     def training(self) -> bool:
-        return self._training
+        return self.shell.training
+
+    @property
+    def unsaved(self) -> bool:
+        return self.project_holder.unsaved
 
     def set_mode(self, training: bool, note: str = "") -> None:
         """Show the network mode (Train or Predict) in the status bar, with an optional note."""
-        self._training = bool(training)
-        text = "Train" if self._training else "Predict"
-        self._mode_label.setText(f"{text} · {note}" if note else text)
+        self.shell.set_mode(training, note)
 
-    def set_edit_lock(self, reason: str | None) -> None:
-        """Refuse edits that change the network (and undo/redo) with `reason`; None lifts it."""
-        stack = self.undo_stack
-        stack.lock_reason = reason or None
-        self._undo_group.setActiveStack(None if reason else stack)
+    def show_message(self, text: str, timeout_ms: int = 0) -> None:
+        """Put `text` on the status bar's message line."""
+        self.shell.show_message(text, timeout_ms)
 
-    def mark_unsaved(self) -> None:
-        """The project changed outside the undo stack (training): Save has something to keep."""
-        self._unsaved_training = True
-        self.setWindowModified(True)
-        autosave = getattr(self, "autosave", None)
-        if autosave is not None:
-            autosave.changed()
+    def set_canvas(self, widget: QWidget) -> None:
+        """Replace the central canvas area (the placeholder is deleted by Qt)."""
+        self.shell.set_canvas(widget)
+
+    def report_error(self, title: str, exc: BaseException) -> None:
+        """Tell the user about an unexpected error; the details go to stderr."""
+        self.shell.report_error(title, exc)
 
     def restore_recovery(self, path: Path, original: str | None, when: str) -> bool:
         """Open the recovery copy at `path` as unsaved changes to `original` (None: a project
@@ -175,125 +174,109 @@ class MainWindow(QMainWindow):
             project = project_files.load(path)
         except Exception as exc:
             message = str(exc) if isinstance(exc, project_files.ProjectAccessError) else repr(exc)
-            self._show_error("Could not restore the unsaved work", message)
+            self.shell.show_error("Could not restore the unsaved work", message)
             return False
-        self._replace_project(project, Path(original) if original else None)
-        self.mark_unsaved()
+        self.project_holder.replace(project, Path(original) if original else None)
+        self.project_holder.mark_unsaved()
         self.autosave.write_now()  # this session's own copy, before the old one goes
         self.show_message(f"Restored the unsaved changes autosaved at {when}; save to keep "
                           "them.")  # fmt: skip
         return True
 
-    @property
-    def unsaved(self) -> bool:
-        return self._unsaved_training or not self.undo_stack.isClean()
-
-    def show_message(self, text: str, timeout_ms: int = 0) -> None:
-        """Put `text` on the status bar's message line."""
-        self.statusBar().showMessage(text, timeout_ms)
-
-    def set_canvas(self, widget: QWidget) -> None:
-        """Replace the central canvas area (the placeholder is deleted by Qt)."""
-        self.setCentralWidget(widget)
-
     def open_project(self, path: str | os.PathLike[str], *, interactive: bool = True) -> bool:
         """Open `path`; on failure report it (in a dialog if interactive) and change nothing."""
         try:
-            project = project_files.load(path)
+            self.project_holder.open(path)
         except Exception as exc:  # ProjectAccessError, or a bug: either way, nothing changes
             message = str(exc) if isinstance(exc, project_files.ProjectAccessError) else repr(exc)
             self.show_message(f"Could not open project — {message}")
             if interactive:
-                self._show_error("Could not open project", message)
+                self.shell.show_error("Could not open project", message)
             return False
-        self._replace_project(project, Path(path).expanduser().absolute())
         self._recent.add(path)
         self._refresh_recent_menu()
         self.show_message(f"Opened {path}")
         return True
 
+    def open_example(self, path: str | os.PathLike[str]) -> bool:
+        """Open a shipped example as an untitled copy: Save asks where, never overwriting it."""
+        try:
+            self.project_holder.open(path, as_copy=True)
+        except project_files.ProjectAccessError as exc:
+            self.show_message(f"Could not open the example — {exc}")
+            self.shell.show_error("Could not open the example", str(exc))
+            return False
+        self.show_message(f"Opened a copy of the example {Path(path).name}; Save asks where.")
+        return True
+
     def save_project(self, path: str | os.PathLike[str]) -> bool:
         """Save the project to `path`; on failure report it and keep everything as it was."""
         try:
-            for hook in self.before_save:
-                hook()
-            try:
-                saved = project_files.save(self._project, path)
-            except project_files.ProjectAccessError as exc:
-                self.show_message(str(exc))
-                self._show_error("Could not save project", str(exc))
-                return False
-            self._project_path = saved.absolute()
-            self._unsaved_training = False
-            self.undo_stack.setClean()
-            self._recent.add(saved)
-            self._refresh_recent_menu()
-            self._update_title()
-            self.show_message(f"Saved {saved}")
-            return True
-        finally:  # after the clean mark: a run that goes on may mark the project again
-            for hook in self.after_save:
-                hook()
+            saved = self.project_holder.save(path)
+        except project_files.ProjectAccessError as exc:
+            self.show_message(str(exc))
+            self.shell.show_error("Could not save project", str(exc))
+            return False
+        self._recent.add(saved)
+        self._refresh_recent_menu()
+        self._update_title()
+        self.show_message(f"Saved {saved}")
+        return True
 
-    def report_error(self, title: str, exc: BaseException) -> None:
-        """Tell the user about an unexpected error; the details go to stderr."""
-        traceback.print_exception(exc, file=sys.stderr)
-        text = f"{type(exc).__name__}: {exc}"
-        self.show_message(f"{title}: {text}")
-        self._show_error(title, text)
+    def close_project(self) -> bool:
+        """File → Close: an empty project takes the place of this one, once it is saved or
+        the user lets the changes go; False if they cancelled."""
+        if not self._confirm_discard_changes():
+            return False
+        self.project_holder.close()
+        self.show_message("Closed the project")
+        return True
 
     # ----------------------------------------------------------------- building
     def _build_docks(self) -> None:
-        area = Qt.DockWidgetArea
-        self.palette_dock = self._add_dock("Palette", "palette_dock", area.LeftDockWidgetArea)
-        self.inspector_dock = self._add_dock(
-            "Inspector", "inspector_dock", area.RightDockWidgetArea
-        )
-        self.plots_dock = self._add_dock("Plots", "plots_dock", area.BottomDockWidgetArea)
-        self.run_dock = self._add_dock("Run", "run_dock", area.RightDockWidgetArea)
+        area, add = Qt.DockWidgetArea, self.shell.add_dock
+        self.palette_dock = add("Palette", "palette_dock", area.LeftDockWidgetArea)
+        self.inspector_dock = add("Inspector", "inspector_dock", area.RightDockWidgetArea)
+        self.plots_dock = add("Plots", "plots_dock", area.BottomDockWidgetArea)
+        self.run_dock = add("Run", "run_dock", area.RightDockWidgetArea)
         self.splitDockWidget(self.inspector_dock, self.run_dock, Qt.Orientation.Vertical)
         # Side docks run full height; Plots sits under the canvas only.
         self.setCorner(Qt.Corner.BottomLeftCorner, area.LeftDockWidgetArea)
         self.setCorner(Qt.Corner.BottomRightCorner, area.RightDockWidgetArea)
         sides = [self.palette_dock, self.inspector_dock]
-        self.resizeDocks(sides, [220, 320], Qt.Orientation.Horizontal)
-        self.resizeDocks([self.plots_dock], [260], Qt.Orientation.Vertical)
-        # The Inspector holds a node's settings and its Parameters; the Run panel scrolls.
-        self.resizeDocks([self.inspector_dock, self.run_dock], [330, 450],
+        self.resizeDocks(sides, [190, 330], Qt.Orientation.Horizontal)
+        # Room for the curves (and the boundary beside them) while training: at 1280 x 800
+        # the canvas keeps about half the height.
+        self.resizeDocks([self.plots_dock], [360], Qt.Orientation.Vertical)
+        # Shares of the side's height: at 1280 x 800 the Inspector shows a Dense layer's
+        # settings, Parameters and their buttons whole; the Run panel's settings scroll.
+        self.resizeDocks([self.inspector_dock, self.run_dock], [61, 39],
                          Qt.Orientation.Vertical)  # fmt: skip
-
-    def _add_dock(self, title: str, name: str, area: Qt.DockWidgetArea) -> QDockWidget:
-        dock = QDockWidget(title, self)
-        dock.setObjectName(name)  # saveState/restoreState key docks by objectName
-        dock.setWidget(_placeholder(f"{name}_placeholder", f"{title} — coming soon."))
-        self.addDockWidget(area, dock)
-        return dock
-
-    def _build_status_bar(self) -> None:
-        self._mode_label = QLabel("Predict")
-        self._mode_label.setObjectName("mode_label")
-        self._mode_label.setToolTip("Network mode: Predict (inference) or Train")
-        self._mode_label.setStyleSheet("QLabel { font-weight: bold; padding: 0 8px; }")
-        self.statusBar().addPermanentWidget(self._mode_label)
-        self.show_message("Ready")
 
     def _build_actions(self) -> None:
         key = QKeySequence.StandardKey
         self.new_action = self._action(QAction("&New", self), "new_action", key.New)
         self.open_action = self._action(QAction("&Open…", self), "open_action", key.Open)
+        self.close_action = self._action(QAction("&Close", self), "close_action",
+                                         QKeySequence("Ctrl+W"))  # fmt: skip
         self.save_action = self._action(QAction("&Save", self), "save_action", key.Save)
         self.save_as_action = self._action(QAction("Save &As…", self), "save_as_action", key.SaveAs)
-        self.quit_action = self._action(QAction("&Quit", self), "quit_action", key.Quit)
+        quit_keys = QKeySequence.keyBindings(key.Quit) or [QKeySequence("Ctrl+Q")]  # none: Windows
+        self.quit_action = self._action(QAction("&Quit", self), "quit_action")
+        self.quit_action.setShortcuts(quit_keys)
         self.about_action = self._action(QAction("&About Cellwright", self), "about_action")
         self.preferences_action = self._action(QAction("&Preferences…", self),
                                                "preferences_action", key.Preferences)
-        undo = self._undo_group.createUndoAction(self, "&Undo")
-        self.undo_action = self._action(undo, "undo_action", key.Undo)
-        redo = self._undo_group.createRedoAction(self, "&Redo")
-        self.redo_action = self._action(redo, "redo_action", key.Redo)
+        group = self.project_holder.undo_group
+        self.undo_action = self._action(group.createUndoAction(self, "&Undo"), "undo_action",
+                                        key.Undo)  # fmt: skip
+        self.redo_action = self._action(group.createRedoAction(self, "&Redo"), "redo_action",
+                                        key.Redo)  # fmt: skip
+        self.close_action.setStatusTip("Close the project (asks first if it has unsaved work)")
 
         self.new_action.triggered.connect(self._on_new_action_triggered)
         self.open_action.triggered.connect(self._on_open_action_triggered)
+        self.close_action.triggered.connect(self._on_close_action_triggered)
         self.save_action.triggered.connect(self._on_save_action_triggered)
         self.save_as_action.triggered.connect(self._on_save_as_action_triggered)
         self.quit_action.triggered.connect(self._on_quit_action_triggered)
@@ -313,10 +296,11 @@ class MainWindow(QMainWindow):
         self.recent_menu = _menu(file_menu.addMenu("Open &Recent"), "recent_menu")
         self.examples_menu = _menu(file_menu.addMenu("Open E&xample"), "examples_menu")
         for path in project_files.example_paths():
-            action = self.examples_menu.addAction(path.stem.replace("_", " "))
+            action = self.examples_menu.addAction(project_files.example_title(path))
             action.setObjectName(f"example_{path.stem}_action")
             action.setStatusTip(f"Open a copy of the example {path.name}")
             action.triggered.connect(functools.partial(self._on_example_action_triggered, path))
+        file_menu.addAction(self.close_action)
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
@@ -350,31 +334,14 @@ class MainWindow(QMainWindow):
         clear.setEnabled(bool(paths))
         clear.triggered.connect(self._on_clear_recent_action_triggered)
 
-    # ----------------------------------------------------------------- project state
-    def _replace_project(self, project: Any, path: Path | None) -> None:
-        """Make `project` current with a fresh, clean undo stack."""
-        old_stack = self._undo_stack
-        stack = DocumentStack(self)
-        stack.setObjectName("undo_stack")
-        self._undo_group.addStack(stack)
-        self._undo_group.setActiveStack(stack)
-        stack.cleanChanged.connect(self._on_undo_stack_clean_changed)
-        self._undo_stack = stack
-        if old_stack is not None:
-            self._undo_group.removeStack(old_stack)
-            old_stack.deleteLater()
-        self._project = project
-        self._project_path = path
-        self._unsaved_training = False
-        self._update_title()
-        self.project_changed.emit(project)
-
+    # ----------------------------------------------------------------- asking before a loss
     def _update_title(self) -> None:
         self.setWindowTitle(f"Cellwright — {self.project_name}[*]")
         self.setWindowModified(self.unsaved)
 
     def _confirm_discard_changes(self) -> bool:
-        """True when it is fine to drop the current project (saved, or the user says so)."""
+        """True when it is fine to drop the current project (saved, or the user says so).
+        Training since the last save is unsaved work too; Cancel leaves a run going on."""
         if not self.unsaved:
             return True
         answer = QMessageBox.warning(
@@ -391,17 +358,14 @@ class MainWindow(QMainWindow):
         return answer == QMessageBox.StandardButton.Discard
 
     def _save(self) -> bool:
-        if self._project_path is None:
+        if self.project_path is None:
             return self._save_as()
-        return self.save_project(self._project_path)
+        return self.save_project(self.project_path)
 
     def _save_as(self) -> bool:
-        start = str(self._project_path or Path.home() / f"{self.project_name}.cwproj")
+        start = str(self.project_path or Path.home() / f"{self.project_name}.cwproj")
         path, _ = QFileDialog.getSaveFileName(self, "Save Project As", start, PROJECT_FILTER)
         return bool(path) and self.save_project(path)
-
-    def _show_error(self, title: str, text: str) -> None:
-        QMessageBox.critical(self, title, text)
 
     # ----------------------------------------------------------------- layout persistence
     def _restore_layout(self) -> None:
@@ -424,7 +388,7 @@ class MainWindow(QMainWindow):
                 return
             if self._remember_layout:
                 self._save_layout()
-            self.closing.emit()
+            self.shell.closing.emit()
         except Exception as exc:  # closing must never be blocked by a bug
             traceback.print_exception(exc, file=sys.stderr)
         event.accept()
@@ -433,17 +397,21 @@ class MainWindow(QMainWindow):
     @_reports_errors("New project")
     def _on_new_action_triggered(self, checked: bool = False) -> None:
         if self._confirm_discard_changes():
-            self._replace_project(project_files.new_project(), None)
+            self.project_holder.new()
             self.show_message("New project")
 
     @_reports_errors("Open")
     def _on_open_action_triggered(self, checked: bool = False) -> None:
         if not self._confirm_discard_changes():
             return
-        start = str(self._project_path.parent if self._project_path else Path.cwd())
+        start = str(self.project_path.parent if self.project_path else Path.cwd())
         path, _ = QFileDialog.getOpenFileName(self, "Open Project", start, PROJECT_FILTER)
         if path:
             self.open_project(path)
+
+    @_reports_errors("Close")
+    def _on_close_action_triggered(self, checked: bool = False) -> None:
+        self.close_project()
 
     @_reports_errors("Open recent")
     def _on_recent_action_triggered(self, path: str, checked: bool = False) -> None:
@@ -457,18 +425,6 @@ class MainWindow(QMainWindow):
     def _on_example_action_triggered(self, path: Path, checked: bool = False) -> None:
         if self._confirm_discard_changes():
             self.open_example(path)
-
-    def open_example(self, path: str | os.PathLike[str]) -> bool:
-        """Open a shipped example as an untitled copy: Save asks where, never overwriting it."""
-        try:
-            project = project_files.load(path)
-        except project_files.ProjectAccessError as exc:
-            self.show_message(f"Could not open the example — {exc}")
-            self._show_error("Could not open the example", str(exc))
-            return False
-        self._replace_project(project, None)
-        self.show_message(f"Opened a copy of the example {Path(path).name}; Save asks where.")
-        return True
 
     @_reports_errors("Clear recent files")
     def _on_clear_recent_action_triggered(self, checked: bool = False) -> None:
@@ -525,18 +481,11 @@ class MainWindow(QMainWindow):
             "over an embedded NumPy autograd engine.</p>",
         )
 
-    def _on_undo_stack_clean_changed(self, clean: bool) -> None:
+    def _on_project_holder_unsaved_changed(self, unsaved: bool) -> None:
         self.setWindowModified(self.unsaved)
 
-
-def _placeholder(name: str, text: str) -> QLabel:
-    label = QLabel(text)
-    label.setObjectName(name)
-    label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-    label.setWordWrap(True)
-    # Greyed text: it only marks where a real view will go.
-    label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
-    return label
+    def _on_project_holder_project_changed(self, project: object) -> None:
+        self._update_title()
 
 
 def _menu(menu: QMenu, name: str) -> QMenu:

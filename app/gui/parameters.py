@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QDialog, QDockWidget
 
 from app.compiler import CompiledNetwork, compile_project
 from app.document import FreezeChanged, ParamValuesChanged, Project
+from app.gui.session_holder import fingerprint
 from app.session import PAUSED, RUNNING, STOPPING, TrainingSettings
 from app.session.param_access import (
     ParamInfo,
@@ -39,8 +40,9 @@ from widgets.reinit_dialog import ReinitDialog
 from widgets.tensor_editor import TensorEditor
 
 if TYPE_CHECKING:
-    from app.gui.main_window import MainWindow
-    from app.gui.run import RunController
+    from app.gui.project_holder import ProjectHolder
+    from app.gui.session_holder import SessionHolder
+    from app.gui.shell import Shell
     from widgets.inspector import Inspector
     from widgets.node_editor import NodeEditor
 
@@ -54,10 +56,11 @@ STEP_LOCK = "A training step is running: Parameters can be changed once it is do
 class ParameterController(QObject):
     """The Parameters of the selected node, and the Parameter editor, for one main window."""
 
-    def __init__(self, window: MainWindow, editor: NodeEditor, inspector: Inspector,
-                 run: RunController) -> None:  # fmt: skip
-        super().__init__(window)
-        self.window, self.editor, self.inspector, self.run = window, editor, inspector, run
+    def __init__(self, shell: Shell, projects: ProjectHolder, sessions: SessionHolder,
+                 editor: NodeEditor, inspector: Inspector) -> None:  # fmt: skip
+        super().__init__(shell)
+        self.shell, self.projects, self.sessions = shell, projects, sessions
+        self.editor, self.inspector = editor, inspector
         self.list = ParameterList()
         inspector.add_section(self.list)
         self.tensor_editor = TensorEditor()
@@ -66,7 +69,7 @@ class ParameterController(QObject):
         self.tensor_editor.message.connect(self._on_view_message)
         # A window of its own when a Parameter is first opened (a table of a big matrix
         # wants room); its title bar docks it like any dock.
-        self.dock = QDockWidget("Parameter", window)
+        self.dock = QDockWidget("Parameter", shell.window)
         self.dock.setObjectName("parameter_dock")
         self.dock.setWidget(self.tensor_editor)
         self.dock.hide()
@@ -89,34 +92,39 @@ class ParameterController(QObject):
         self.list.reinit_requested.connect(self._on_list_reinit_requested)
         editor.selection_changed.connect(self._on_editor_selection_changed)
         editor.path_changed.connect(self._on_editor_selection_changed)
-        run.session_changed.connect(self._on_run_session_changed)
-        window.project_changed.connect(self._on_window_project_changed)
-        window.undo_stack.indexChanged.connect(self._on_stack_index_changed)
-        window.closing.connect(self._timer.stop)
-        self._on_window_project_changed(window.project)
+        sessions.changed.connect(self._on_run_session_changed)
+        # The current undo stack's, not the first one's: New and Open make a new stack.
+        projects.stack_changed.connect(self._on_projects_stack_changed)
+        projects.project_changed.connect(self._on_window_project_changed)
+        shell.closing.connect(self._timer.stop)
+        self._on_projects_stack_changed(projects.undo_stack)
+        self._on_window_project_changed(projects.project)
 
     # ---- where the network is --------------------------------------------------------------
 
     def compiled(self) -> tuple[CompiledNetwork | None, str]:
         """The compiled network whose Parameters are shown: the session's, else one of our
         own made the way a session would (same seed, so the same initial weights)."""
-        session = self.run.session
+        session = self.sessions.session
         if session is not None:
             return session.compiled, ""
         project = self._project
         if project is None:
             return None, "There is no network."
-        fingerprint = self.run.fingerprint()
-        if self._own is None or self._own[0] != fingerprint:
-            self._own = (fingerprint, *_compile_like_a_session(project))
+        made_from = fingerprint(project)
+        if self._own is None or self._own[0] != made_from:
+            self._own = (made_from, *_compile_like_a_session(project))
         return self._own[1], self._own[2]
 
     def _source(self, names: list[str]) -> dict[str, np.ndarray] | None:
-        """Current values of `names`: live when nothing trains, the snapshot while it does."""
-        session = self.run.session
+        """Current values of `names`: live when nothing trains, the snapshot while it does.
+
+        Never a snapshot older than what the project holds: a save hands the run's weights
+        over (newer than the last snapshot, perhaps), and they are not written back over."""
+        session = self.sessions.session
         if session is not None and self._locked():  # the training thread is at work
             snapshot = session.snapshot
-            if not snapshot.version:
+            if not snapshot.version or snapshot.step < _held_step(self._project):
                 snapshot.request()
                 return None
             return snapshot.values(names)
@@ -127,7 +135,7 @@ class ParameterController(QObject):
         return {name: params[name].asnumpy() for name in names if name in params}
 
     def _locked(self) -> str:
-        session, bridge = self.run.session, self.run.bridge
+        session, bridge = self.sessions.session, self.sessions.bridge
         if session is None:
             return ""
         if session.status in (RUNNING, STOPPING):
@@ -166,7 +174,7 @@ class ParameterController(QObject):
 
     def refresh(self, force: bool = False) -> None:
         """Bring the shown values up to date if the weights may have moved since."""
-        session = self.run.session
+        session = self.sessions.session
         key = (id(session), session.status if session else None,
                session.state.step if session else None,
                session.snapshot.version if session else None)  # fmt: skip
@@ -220,7 +228,7 @@ class ParameterController(QObject):
         self.dock.setWindowTitle(f"Parameter — {info.name}")
         if not self._placed:
             self._placed = True
-            window = self.window
+            window = self.shell.window
             window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.dock)
             self.dock.setFloating(True)
             canvas = window.centralWidget()
@@ -262,12 +270,12 @@ class ParameterController(QObject):
 
     def _perform(self, command) -> str | None:
         try:
-            problem = perform(self.window.undo_stack, command)
+            problem = perform(self.projects.undo_stack, command)
         except Exception as exc:  # a bug must not take the window down
             log.exception("a Parameter edit failed")
             problem = f"{type(exc).__name__}: {exc}"
         if problem:
-            self.window.show_message(problem, 8000)
+            self.shell.show_message(problem, 8000)
         return problem
 
     def freeze(self, names: list[str], frozen: bool) -> str | None:
@@ -280,7 +288,7 @@ class ParameterController(QObject):
             by_node.setdefault(info.node_id, []).append(info.local)
         verb = "Freeze" if frozen else "Unfreeze"
         what = infos[0].name if len(infos) == 1 else f"{len(infos)} Parameters"
-        stack = self.window.undo_stack
+        stack = self.projects.undo_stack
         reason = self._locked()
         if reason:
             problem = reason
@@ -298,7 +306,7 @@ class ParameterController(QObject):
             finally:
                 stack.endMacro()
         if problem:
-            self.window.show_message(problem, 8000)
+            self.shell.show_message(problem, 8000)
             self.show_node(self._node_id)  # the check boxes as they are
         return problem
 
@@ -317,10 +325,10 @@ class ParameterController(QObject):
                 made.append((info, make_values(kind, options, info.shape, info.dtype,
                                                seed + offset)))  # fmt: skip
         except ValueError as exc:
-            self.window.show_message(str(exc), 10000)
+            self.shell.show_message(str(exc), 10000)
             return str(exc)
         what = infos[0].name if len(infos) == 1 else f"{len(infos)} Parameters"
-        stack = self.window.undo_stack
+        stack = self.projects.undo_stack
         stack.beginMacro(f"Re-initialize {what} with {kind}")
         problem = None
         try:
@@ -330,14 +338,14 @@ class ParameterController(QObject):
         finally:
             stack.endMacro()
         if not problem:
-            self.window.show_message(f"Re-initialized {what} with {kind} (seed {seed}).", 6000)
+            self.shell.show_message(f"Re-initialized {what} with {kind} (seed {seed}).", 6000)
         return problem
 
     def _ask_reinit(self, names: list[str]) -> tuple[str, dict[str, Any], int] | None:
         """The initializer to use (a dialog; tests replace this)."""
         what = names[0] if len(names) == 1 else f"{len(names)} Parameters"
         settings = self._project.training if self._project else {}
-        dialog = ReinitDialog(what, int(settings.get("seed", 0) or 0), self.window)
+        dialog = ReinitDialog(what, int(settings.get("seed", 0) or 0), self.shell.window)
         try:
             if dialog.exec() != QDialog.DialogCode.Accepted:
                 return None
@@ -378,7 +386,7 @@ class ParameterController(QObject):
         """The networks the project's values go into: the session's (not while it trains:
         edits are refused then) and our own."""
         networks = []
-        session = self.run.session
+        session = self.sessions.session
         if session is not None and session.status not in (RUNNING, STOPPING):
             networks.append(session.compiled)
         if self._own is not None and self._own[1] is not None:
@@ -387,7 +395,7 @@ class ParameterController(QObject):
 
     def _after_values_changed(self) -> None:
         self._seen = ()
-        self.run.weights_changed()
+        self.sessions.weights_changed.emit()
         self._show_stats()
         if self._open is not None:
             self.tensor_editor.refresh()
@@ -399,7 +407,7 @@ class ParameterController(QObject):
             visible = self.list.isVisible() or self.dock.isVisible()
             if not visible or (not self._infos and self._open is None):
                 return
-            session = self.run.session
+            session = self.sessions.session
             if session is not None and session.status == RUNNING:
                 session.snapshot.request()  # served between two steps
             self.refresh()
@@ -408,7 +416,7 @@ class ParameterController(QObject):
 
     def _on_view_message(self, text: str) -> None:
         if text:
-            self.window.show_message(text, 8000)
+            self.shell.show_message(text, 8000)
 
     def _on_list_edit_requested(self, name: str) -> None:
         self.open_parameter(name)
@@ -419,7 +427,7 @@ class ParameterController(QObject):
     def _on_list_reinit_requested(self, names: list) -> None:
         reason = self._locked()
         if reason:
-            self.window.show_message(reason, 8000)
+            self.shell.show_message(reason, 8000)
             return
         choice = self._ask_reinit(list(names))
         if choice is not None:
@@ -433,6 +441,9 @@ class ParameterController(QObject):
         self._seen = ()
         self._update_marks()
         self.show_node(self._node_id)
+
+    def _on_projects_stack_changed(self, stack) -> None:
+        stack.indexChanged.connect(self._on_stack_index_changed)
 
     def _on_stack_index_changed(self, index: int) -> None:
         if not shiboken6.isValid(self.list):  # the window is being taken down
@@ -469,14 +480,18 @@ def _compile_like_a_session(project: Project) -> tuple[CompiledNetwork | None, s
         seed = TrainingSettings.from_project(project.training).seed
     except Exception:
         seed = 0
-    saved = _random._generator  # what engine.set_seed(seed) would make, then put back
-    try:
-        _random._generator = np.random.default_rng(seed)
-        return compile_project(project), ""
+    try:  # drawn as after engine.set_seed(seed), from a generator of its own
+        with _random.fork_rng(seed):
+            return compile_project(project), ""
     except Exception as exc:
         return None, str(exc)
-    finally:
-        _random._generator = saved
+
+
+def _held_step(project: Project | None) -> int:
+    """The step the project's weights were handed over at (0 if it holds none)."""
+    state = project.training.get("state") if project is not None else None
+    step = state.get("step") if isinstance(state, dict) else 0
+    return step if isinstance(step, int) else 0
 
 
 def _is_kernel(info: ParamInfo, array: np.ndarray | None) -> bool:

@@ -1,4 +1,4 @@
-"""The Predict dock: the Predict panel wired to the run controller's training session.
+"""The Predict dock: the Predict panel wired to the window's training session.
 
 A `Predictor` (app.session.predict) runs its own copy of the network, so nothing here
 ever runs the network being trained. The prediction is made again when the input
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from PySide6.QtCore import QObject, Qt, QTimer
-from PySide6.QtWidgets import QDockWidget, QWidget
+from PySide6.QtWidgets import QDockWidget
 
 from app.document import ParamValuesChanged, Project
 from app.session import (
@@ -29,11 +29,14 @@ from app.session import (
     TrainingStarted,
 )
 from app.session.predict import PredictError, Predictor, format_value
-from widgets.predict_panel import POINT, VECTOR, PredictPanel, point_marker
+from widgets.predict_panel import POINT, VECTOR, PredictPanel
 
 if TYPE_CHECKING:
-    from app.gui.main_window import MainWindow
-    from app.gui.run import RunController, SessionBridge
+    from app.gui.boundary import BoundaryPlot
+    from app.gui.project_holder import ProjectHolder
+    from app.gui.session_bridge import QtSessionBridge
+    from app.gui.session_holder import SessionHolder
+    from app.gui.shell import Shell
 
 log = logging.getLogger(__name__)
 
@@ -43,18 +46,16 @@ SHOWN_FEATURES = 4  # a row's values are listed beside its label up to this many
 
 
 class PredictController(QObject):
-    """The Predict dock of one main window, following `run.session`."""
+    """The Predict dock of one main window, following the session holder's session."""
 
-    def __init__(self, window: MainWindow, run: RunController) -> None:
-        super().__init__(window)
-        self.window, self.run = window, run
+    def __init__(self, shell: Shell, projects: ProjectHolder, sessions: SessionHolder,
+                 boundary: BoundaryPlot) -> None:  # fmt: skip
+        super().__init__(shell)
+        self.shell, self.sessions, self.boundary = shell, sessions, boundary
         self.predictor: Predictor | None = None
         self.panel = PredictPanel()
         self.dock = self._build_dock()
-        self.marker = point_marker()
-        self.marker.hide()
-        run.boundary.plot.addItem(self.marker)
-        self._bridge: SessionBridge | None = None
+        self._bridge: QtSessionBridge | None = None
         self._shown_version = -1  # of the snapshot the shown prediction was made from
         # A dock behind another tab is moved out of sight, not hidden (isVisible() stays
         # True): only visibilityChanged tells whether it can be seen.
@@ -68,28 +69,19 @@ class PredictController(QObject):
         self._edit_timer.timeout.connect(self.refresh)
         self._project_subscription = None
         self.panel.input_changed.connect(self._on_panel_input_changed)
-        self.panel.message.connect(lambda text: window.show_message(text, 8000))
+        self.panel.message.connect(lambda text: shell.show_message(text, 8000))
         self.dock.visibilityChanged.connect(self._on_dock_visibility_changed)
-        run.session_changed.connect(self._on_run_session_changed)
-        run.boundary.plot_view.scene().sigMouseClicked.connect(self._on_boundary_clicked)
-        window.closing.connect(self._on_window_closing)
-        window.project_changed.connect(self._on_window_project_changed)
-        self._on_window_project_changed(window.project)
+        sessions.changed.connect(self._on_run_session_changed)
+        boundary.point_clicked.connect(self._on_boundary_point_clicked)
+        shell.closing.connect(self._on_window_closing)
+        projects.project_changed.connect(self._on_window_project_changed)
+        self._on_window_project_changed(projects.project)
         self._on_run_session_changed()
 
     def _build_dock(self) -> QDockWidget:
-        window = self.window
-        dock = window._add_dock("Predict", "predict_dock", Qt.DockWidgetArea.RightDockWidgetArea)
-        placeholder = dock.widget()
-        dock.setWidget(self.panel)
-        if placeholder is not None:
-            placeholder.deleteLater()
-        window.tabifyDockWidget(window.run_dock, dock)
-        window.run_dock.raise_()  # the Run panel stays in front; Predict is one tab away
-        menu = window.findChild(QWidget, "view_menu")
-        if menu is not None:
-            menu.addAction(dock.toggleViewAction())
-        return dock
+        # The Run panel stays in front; Predict is one tab away.
+        return self.shell.add_dock("Predict", "predict_dock", Qt.DockWidgetArea.RightDockWidgetArea,
+                                   self.panel, tab_with="run_dock", view_menu=True)
 
     # ---- predicting --------------------------------------------------------------------------
 
@@ -101,7 +93,7 @@ class PredictController(QObject):
             log.exception("prediction failed")
             message = f"The prediction failed: {type(exc).__name__}: {exc}"
             self.panel.set_message(message)
-            self.window.show_message(message, 10000)
+            self.shell.show_message(message, 10000)
 
     def _refresh(self) -> None:
         predictor, panel = self.predictor, self.panel
@@ -152,7 +144,7 @@ class PredictController(QObject):
             result = ", ".join(format_value(v) for v in output.values)
         else:
             result = "see the Predict panel"
-        self.window.show_message(
+        self.shell.show_message(
             f"Predict: ({format_value(x)}, {format_value(y)}) → {result}", 6000
         )
 
@@ -161,8 +153,9 @@ class PredictController(QObject):
         shown = (self.predictor is not None and self.predictor.takes_points
                  and self.panel.source == POINT and point is not None)  # fmt: skip
         if shown:
-            self.marker.setData([point[0]], [point[1]])
-        self.marker.setVisible(shown)
+            self.boundary.show_point(point[0], point[1])
+        else:
+            self.boundary.hide_point()
 
     # ---- the session ---------------------------------------------------------------------
 
@@ -171,7 +164,7 @@ class PredictController(QObject):
         self.predictor = None
         self._timer.stop()
         self._watch_bridge()
-        session = self.run.session
+        session = self.sessions.session
         if session is None:
             self._show_problem()
             # The session is dropped before a new one is tried: the reason there is none
@@ -185,7 +178,7 @@ class PredictController(QObject):
             log.exception("making the predictor failed")
             message = f"Predict can't be set up: {exc}"
             self.panel.set_message(message)
-            self.window.show_message(message, 10000)
+            self.shell.show_message(message, 10000)
             return
         self.predictor = predictor
         self.panel.configure(len(session.train_set), len(session.val_set), predictor.n_features,
@@ -197,11 +190,11 @@ class PredictController(QObject):
             self._show_marker()
 
     def _show_problem(self) -> None:
-        if self.run.session is None:
-            self.panel.set_message(self.run.problem or "There is no network to run.")
+        if self.sessions.session is None:
+            self.panel.set_message(self.sessions.problem or "There is no network to run.")
 
     def _watch_bridge(self) -> None:
-        bridge = self.run.bridge
+        bridge = self.sessions.bridge
         if bridge is self._bridge:
             return
         self._bridge = bridge
@@ -221,7 +214,7 @@ class PredictController(QObject):
         self.refresh()
         self._show_marker()
 
-    def _on_bridge_arrived(self, bridge: SessionBridge, event: object) -> None:
+    def _on_bridge_arrived(self, bridge: QtSessionBridge, event: object) -> None:
         if bridge is not self._bridge:
             return  # a session replaced since
         if isinstance(event, TrainingStarted | TrainingResumed):
@@ -258,16 +251,10 @@ class PredictController(QObject):
             self._timer.start()
         self.refresh()  # the weights may have moved while it was out of view
 
-    def _on_boundary_clicked(self, event) -> None:
+    def _on_boundary_point_clicked(self, x: float, y: float) -> None:
         try:
-            if event.button() != Qt.MouseButton.LeftButton or self.predictor is None:
-                return
-            view_box = self.run.boundary.plot.getViewBox()
-            where = event.scenePos()
-            if not view_box.sceneBoundingRect().contains(where):
-                return  # on an axis or the colour bar
-            point = view_box.mapSceneToView(where)
-            self.choose_point(point.x(), point.y())
+            if self.predictor is not None:
+                self.choose_point(x, y)
         except Exception:
             log.exception("choosing a point on the decision boundary failed")
 

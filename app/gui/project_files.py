@@ -7,12 +7,15 @@ message is fit to show the user, so the window can report it and carry on.
 
 from __future__ import annotations
 
+import json
 import os
+import zipfile
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 PROJECT_SUFFIX = ".cwproj"
+MAX_HEADER_BYTES = 4 << 20  # an example's project.json read for its name, at most
 
 
 class ProjectAccessError(Exception):
@@ -22,9 +25,11 @@ class ProjectAccessError(Exception):
 def new_project() -> Any:
     """An empty project, or None while the document model cannot make one."""
     try:
+        from app.catalogue.custom_cells import trust_scope
         from app.document import Project  # type: ignore[attr-defined]
     except ImportError:
         return None
+    trust_scope(None)  # a new file: code trusted for another file does not run in it
     try:
         return Project()
     except Exception:
@@ -49,9 +54,13 @@ def load(path: str | os.PathLike[str]) -> Any:
         raise ProjectAccessError(f"{path} is a folder, not a project file.")
     module = _project_file_module()
     try:
-        return module.load_project(path)
+        project = module.load_project(path)
     except Exception as exc:
         raise _user_error(module, exc, f"Could not read {path.name}") from exc
+    from app.catalogue.custom_cells import trust_scope
+
+    trust_scope(path)  # before anything is built: only code trusted for this file runs
+    return project
 
 
 def save(project: Any, path: str | os.PathLike[str]) -> Path:
@@ -91,3 +100,22 @@ def _user_error(module: ModuleType, exc: Exception, failed: str) -> ProjectAcces
         return ProjectAccessError(f"{failed}: {exc.strerror or exc}")
     # Anything else is a bug in the loader/saver; still say what happened.
     return ProjectAccessError(f"{failed}: unexpected {type(exc).__name__}: {exc}")
+
+
+ACRONYMS = {"mlp": "MLP", "cnn": "CNN", "rnn": "RNN", "bn": "BN", "lstm": "LSTM", "gru": "GRU"}
+
+
+def example_title(path: Path) -> str:
+    """The name an example shows in the menu: the project's own name, else its file name
+    in title case with known acronyms upper case ("spiral_mlp" → "Spiral MLP")."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            info = archive.getinfo("project.json")
+            if info.file_size <= MAX_HEADER_BYTES:
+                name = json.loads(archive.read(info)).get("name")
+                if isinstance(name, str) and name.strip():
+                    return name.strip()
+    except (OSError, KeyError, ValueError, AttributeError, zipfile.BadZipFile):
+        pass  # a damaged example still gets a readable entry; opening it says what is wrong
+    words = path.stem.replace("-", "_").split("_")
+    return " ".join(ACRONYMS.get(w.lower(), w.capitalize()) for w in words if w)

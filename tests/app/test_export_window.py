@@ -1,10 +1,12 @@
 """File → Export from the window: each format writes where asked and says so; a network an
 exporter can't express is refused with the reason; the canvas as a picture."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QMenu, QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMenu, QMessageBox
 
 from tests.app.dialogs import record_dialogs
 from tests.app.window_support import SPIRAL, open_example, shown_window
@@ -73,3 +75,38 @@ def test_onnx_export_from_the_menu_writes_a_model_and_says_what_it_left_out(
     onnx.checker.check_model(onnx.load(str(tmp_path / "spiral.onnx")))
     assert message.startswith(f"Wrote {tmp_path / 'spiral.onnx'}.")
     assert "Left out:" in message and "loss" in message
+
+
+def test_the_export_dialog_opens_where_the_last_export_of_that_kind_went(
+    qtbot, tmp_path, monkeypatch
+):
+    asked = []
+    target = {"path": tmp_path / "first" / "net.onnx"}
+
+    def save_dialog(parent, title, start, filters):
+        asked.append(Path(start).parent)
+        return str(target["path"]), filters
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", staticmethod(save_dialog))
+    (tmp_path / "first").mkdir()
+    (tmp_path / "pictures").mkdir()
+    windows = shown_window(qtbot)
+    window = next(windows)
+    open_example(window, qtbot, SPIRAL)
+    window.exports.actions["onnx"].trigger()  # a copy of an example: it starts at home
+    assert asked == [Path.home()]
+    window.exports.actions["onnx"].trigger()
+    assert asked[-1] == tmp_path / "first"
+    target["path"] = tmp_path / "pictures" / "net.png"
+    window.exports.actions["png"].trigger()  # another kind has its own folder
+    assert asked[-1] == Path.home() and (tmp_path / "pictures" / "net.png").is_file()
+    next(windows, None)
+
+    again = shown_window(qtbot)  # a new window, as after a restart: still remembered
+    window = next(again)
+    open_example(window, qtbot, SPIRAL)
+    window.exports.actions["onnx"].trigger()
+    assert asked[-1] == tmp_path / "first"
+    window.exports.actions["png"].trigger()
+    assert asked[-1] == tmp_path / "pictures"
+    next(again, None)

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 import pytest
-from PySide6.QtGui import QUndoCommand
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QKeySequence, QUndoCommand
 from PySide6.QtWidgets import QDockWidget, QFileDialog, QLabel, QMenu, QMessageBox, QWidget
 
 from app import __version__
@@ -44,8 +45,8 @@ def test_window_has_four_docks_five_menus_and_a_canvas_area(window):
     assert window.centralWidget().objectName() == "canvas_area"
     file_menu = window.findChild(QMenu, "file_menu")
     items = [a.text().replace("&", "") for a in file_menu.actions() if not a.isSeparator()]
-    assert items == ["New", "Open…", "Open Recent", "Open Example", "Save", "Save As…", "Export",
-                     "Quit"]
+    assert items == ["New", "Open…", "Open Recent", "Open Example", "Close", "Save", "Save As…",
+                     "Export", "Quit"]
     assert window.windowTitle() == "Cellwright — Untitled[*]"
 
 
@@ -178,7 +179,7 @@ def test_open_save_and_recent_files_with_a_stand_in_project_file(qtbot, tmp_path
 def test_saving_without_a_document_model_reports_instead_of_crashing(
     window, dialogs, tmp_path, monkeypatch
 ):
-    monkeypatch.setattr(window, "_project", None)
+    monkeypatch.setattr(window.project_holder, "_project", None)
     assert not window.save_project(tmp_path / "x.cwproj")
     assert dialogs.shown and dialogs.shown[0][0] == "critical"
 
@@ -201,3 +202,46 @@ def test_save_as_and_reopen_through_the_real_project_file(window, dialogs, tmp_p
     assert dialogs.shown == [] and saved.is_file()
     assert window.project_path == saved and window.windowTitle() == "Cellwright — mine[*]"
     assert window.open_project(saved) and dialogs.shown == []
+
+
+def test_file_close_asks_about_unsaved_work_then_leaves_an_empty_project(
+    window, dialogs, qtbot, tmp_path
+):
+    assert window.close_action.shortcut() == QKeySequence("Ctrl+W")
+    saved = tmp_path / "kept.cwproj"
+    assert window.save_project(saved) and window.open_project(saved)
+    window.undo_stack.push(Edit())
+    project = window.project
+    dialogs.answer = QMessageBox.StandardButton.Cancel
+    qtbot.keyClick(window, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert [d[1] for d in dialogs.shown] == ["Unsaved changes"]
+    assert window.project is project and window.project_path == saved.absolute()
+    dialogs.answer = QMessageBox.StandardButton.Discard
+    qtbot.keyClick(window, Qt.Key.Key_W, Qt.KeyboardModifier.ControlModifier)
+    assert len(dialogs.shown) == 2
+    assert window.project is not project and window.project_path is None
+    assert window.windowTitle() == "Cellwright — Untitled[*]" and not window.isWindowModified()
+    assert window.isVisible()  # Close closes the project, not the window
+
+
+def test_file_close_of_a_saved_project_asks_nothing(window, dialogs, tmp_path):
+    saved = tmp_path / "clean.cwproj"
+    assert window.save_project(saved) and window.open_project(saved)
+    menu = window.findChild(QMenu, "file_menu")
+    close = next(a for a in menu.actions() if a.objectName() == "close_action")
+    close.trigger()
+    assert dialogs.shown == [] and window.project_path is None
+
+
+def test_examples_are_listed_by_their_own_names(window):
+    menu = window.findChild(QMenu, "examples_menu")
+    names = {a.objectName(): a.text() for a in menu.actions()}
+    assert names["example_spiral_mlp_action"] == "Spiral MLP"
+    assert names["example_digits_cnn_action"] == "Digits CNN"
+    assert all(text[0].isupper() and "_" not in text for text in names.values())
+
+
+def test_an_example_without_a_readable_name_gets_a_title_with_its_acronyms(tmp_path):
+    damaged = tmp_path / "moons_bn_mlp.cwproj"
+    damaged.write_bytes(b"not a zip")
+    assert project_files.example_title(damaged) == "Moons BN MLP"

@@ -1,6 +1,8 @@
 """Seeing and changing the weights from the window: the Inspector's Parameters, the editor
 dock, freezing and re-initializing, and edits during a pause."""
 
+import shutil
+
 import numpy as np
 import pytest
 from PySide6.QtCore import QPoint, Qt
@@ -10,7 +12,7 @@ from app.io.project_file import load_project
 from app.session import PAUSED, READY, RUNNING
 from tests.app.dialogs import record_dialogs
 from tests.app.window_support import DIGITS, MOONS, SPIRAL, TIMEOUT, open_example, shown_window
-from tests.widgets.canvas_support import click, title_point
+from tests.widgets.canvas_support import click, key, title_point
 from widgets.param_list import STATUS_COLUMN
 
 
@@ -278,3 +280,27 @@ def test_an_edit_while_paused_keeps_the_optimizer_state_of_every_parameter(windo
     assert int(session.optimizer.state_dict()["step"]) == step + 1  # moments went on
     click_run(qtbot, window, "stop")
     qtbot.waitUntil(lambda: run.status == READY, timeout=TIMEOUT)
+
+
+# ---- after New/Open ----------------------------------------------------------------------
+
+
+def test_after_opening_another_project_the_editor_follows_its_undo_stack(
+    window, qtbot, tmp_path
+):
+    first, second = tmp_path / "a.cwproj", tmp_path / "b.cwproj"
+    shutil.copy(SPIRAL, first)
+    shutil.copy(MOONS, second)
+    open_example(window, qtbot, first)
+    open_example(window, qtbot, second)  # a new undo stack
+    node_id = select_node(window, qtbot, "dense2")
+    open_in_editor(window, qtbot, "dense2.weight")
+    assert window.parameters.dock.isVisible()
+    editor = window.workbench.editor
+    click(editor.view.viewport(), title_point(editor, node_id))  # back on the canvas
+    key(editor, Qt.Key.Key_Delete)
+    assert node_id not in window.project.graph.nodes
+    qtbot.waitUntil(lambda: not window.parameters.dock.isVisible(), timeout=TIMEOUT)
+    assert window.parameters._open is None and not window.parameters.list.items
+    window.undo_stack.undo()  # the node is back; the editor stays closed until asked
+    assert node_id in window.project.graph.nodes and not window.parameters.dock.isVisible()

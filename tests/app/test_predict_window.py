@@ -93,12 +93,12 @@ def test_a_click_on_the_decision_boundary_makes_that_point_the_input(window, qtb
     shown = panel.outputs["predict"].prediction
     wanted = window.run.session.predict(np.array([[x, y]], dtype=np.float32))[0]
     np.testing.assert_array_equal(shown.output, wanted)
-    assert predict.marker.isVisible()
-    marked = predict.marker.getData()
+    assert window.boundary.marker.isVisible()
+    marked = window.boundary.marker.getData()
     assert (marked[0][0], marked[1][0]) == pytest.approx((x, y))
     assert "Predict: (" in window.statusBar().currentMessage()
     panel.set_source(VALIDATION_ROWS)
-    assert not predict.marker.isVisible()
+    assert not window.boundary.marker.isVisible()
 
 
 def test_while_training_it_follows_the_snapshot_and_train_mode_waits_for_a_pause(window, qtbot):
