@@ -6,7 +6,7 @@ Each example is a chain of nodes laid out left to right in rows, with its traini
 its initial weights (drawn with the project's seed, so the editor shows the Parameters
 that training starts from). The files ship untrained: `cellwright train` trains them,
 to the accuracy promised in resources/examples/README.md (checked by
-tests/app/test_examples.py).
+tests/app/session/test_examples.py).
 With --train each is also trained once here and its accuracies printed.
 """
 

@@ -12,8 +12,8 @@ from PySide6.QtCore import QPoint, QPointF, Qt
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox, QScrollArea
 
-from tests.app.dialogs import record_dialogs
-from tests.app.window_support import DIGITS, TIMEOUT, open_example, shown_window
+from tests.app.gui.dialogs import record_dialogs
+from tests.app.gui.window_support import DIGITS, TIMEOUT, open_example, shown_window
 from tests.widgets.test_layout_default import (
     LARGE,
     SMALL,

@@ -13,8 +13,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QLabel, QMessageBox, QProgressBar, QToolBar, QWidget
 
 from app.session import PAUSED
-from tests.app.dialogs import record_dialogs
-from tests.app.window_support import MOONS, TIMEOUT, open_example, shown_window
+from tests.app.gui.dialogs import record_dialogs
+from tests.app.gui.window_support import MOONS, TIMEOUT, open_example, shown_window
 from tests.widgets.canvas_support import LEFT, NO_MODIFIER, title_point
 from widgets.run_progress import Readout
 

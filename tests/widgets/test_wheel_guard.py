@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
 
 from app.document import Project
 from app.gui.main_window import MainWindow
-from tests.app.dialogs import record_dialogs
+from tests.app.gui.dialogs import record_dialogs
 from tests.widgets.canvas_support import mlp, title_point
 from widgets.form_fields import WheelWhenFocused
 from widgets.inspector import Inspector
