@@ -237,7 +237,8 @@ class RunController(QObject):
 
     def _refuse(self, what: str) -> None:
         message = self.problem or "Training can't be set up."
-        self.shell.show_message(f"Can't {what}: {message.splitlines()[0]}", 10000)
+        lines = [line.strip() for line in message.splitlines() if line.strip()]
+        self.shell.show_message(f"Can't {what}: " + " ".join(lines), 10000)
         QMessageBox.warning(self.shell.window, f"Can't {what}", message)
 
     def _stop_and_wait(self) -> bool:

@@ -36,7 +36,9 @@ class Shell(QObject):
         self._mode_label.setObjectName("mode_label")
         self._mode_label.setToolTip("Network mode: Predict (inference) or Train")
         self._mode_label.setStyleSheet("QLabel { font-weight: bold; padding: 0 8px; }")
-        window.statusBar().addPermanentWidget(self._mode_label)
+        bar = window.statusBar()
+        bar.addPermanentWidget(self._mode_label)
+        bar.messageChanged.connect(bar.setToolTip)  # a message cut by the width reads whole
 
     # ---- docks, menus, tool bars ---------------------------------------------------------
 
@@ -93,7 +95,8 @@ class Shell(QObject):
     # ---- telling the user ----------------------------------------------------------------
 
     def show_message(self, text: str, timeout_ms: int = 0) -> None:
-        """Put `text` on the status bar's message line."""
+        """Put `text` on the status bar's message line (its tooltip holds the message whole,
+        for a line longer than the window is wide)."""
         self.window.statusBar().showMessage(text, timeout_ms)
 
     def clear_message(self, text: str) -> None:

@@ -209,3 +209,22 @@ def test_a_save_that_cannot_take_the_runs_weights_says_why_and_writes_nothing(
     assert window.save_project(path)
     saved = load_project(path)
     assert saved.training["state"]["step"] >= 10
+
+
+
+def test_a_refusal_on_the_status_line_carries_the_whole_reason(window, qtbot, dialogs):
+    """The status line said only "Can't start training: The network can't be built:" (the
+    reason's first line), then cut by the width: it now holds every line of the reason, and
+    its tooltip the whole message."""
+    run = open_example(window, qtbot, SPIRAL)
+    window.resize(900, 700)
+    select(window, qtbot, "dense2")  # a copy pasted on its own: connected to nothing
+    press(window, qtbot, Qt.Key.Key_C, CTRL)
+    press(window, qtbot, Qt.Key.Key_V, CTRL)
+    qtbot.waitUntil(lambda: run.problem is not None, timeout=TIMEOUT)
+    press(window, qtbot, Qt.Key.Key_F5)
+    bar = window.statusBar()
+    reason = [line for line in run.problem.splitlines() if line.strip()][-1].strip()
+    assert "not connected" in reason
+    assert reason in bar.currentMessage()
+    assert bar.toolTip() == bar.currentMessage()
