@@ -9,15 +9,21 @@ import threading
 
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 
 from app.io.project_file import load_project, save_project
 from app.resources_path import resource_path
 from app.session import READY, RUNNING
 from tests.app.gui.dialogs import record_dialogs
-from tests.app.gui.window_support import MOONS, SPIRAL, TIMEOUT, open_example, shown_window
-from tests.widgets.canvas_support import title_point
+from tests.app.gui.window_support import (
+    MOONS,
+    SPIRAL,
+    TIMEOUT,
+    open_example,
+    select_node,
+    shown_window,
+    type_into_inspector,
+)
 
 CTRL = Qt.KeyboardModifier.ControlModifier
 CUSTOM = resource_path("examples", "custom_threshold.cwproj")
@@ -33,26 +39,8 @@ def window(qtbot):
     yield from shown_window(qtbot)
 
 
-def select(window, qtbot, name: str) -> str:
-    """Click the node's title bar on the canvas; the Inspector then shows it."""
-    editor = window.workbench.editor
-    node = window.project.graph.node_named(name)
-    editor.view.centerOn(editor.scene.nodes[node.id])
-    QTest.mouseClick(editor.view.viewport(), Qt.MouseButton.LeftButton,
-                     pos=title_point(editor, node.id))  # fmt: skip
-    qtbot.waitUntil(lambda: window.workbench.inspector.node is not None
-                    and window.workbench.inspector.node.id == node.id)  # fmt: skip
-    return node.id
 
 
-def type_into_inspector(window, qtbot, key: str, text: str) -> None:
-    inspector = window.workbench.inspector
-    qtbot.waitUntil(lambda: key in inspector.fields and not inspector._rebuild_timer.isActive())
-    field = inspector.fields[key]
-    field.setFocus()
-    field.selectAll()
-    QTest.keyClicks(field, text)
-    QTest.keyClick(field, Qt.Key.Key_Return)
 
 
 def press(window, qtbot, key, modifiers=Qt.KeyboardModifier.NoModifier) -> None:
@@ -90,7 +78,7 @@ def refusals(dialogs) -> list[tuple[str, str, str]]:
 def test_an_output_wider_than_the_classes_is_refused_at_start_with_the_reason(
         window, qtbot, dialogs):  # fmt: skip
     run = open_example(window, qtbot, MOONS)
-    select(window, qtbot, "dense3")
+    select_node(window, qtbot, "dense3")
     type_into_inspector(window, qtbot, "out_channels", "8")
     assert window.project.graph.node_named("dense3").params["out_channels"] == 8
     qtbot.waitUntil(lambda: run.session is None and run.problem is not None, timeout=TIMEOUT)
@@ -127,7 +115,7 @@ def test_a_stray_node_keeps_curves_boundary_and_step_in_view_and_refuses_start(
     trained = run.progress.bar.format()
     assert f"step {step}" in trained
 
-    select(window, qtbot, "dense2")  # a copy pasted on its own: connected to nothing
+    select_node(window, qtbot, "dense2")  # a copy pasted on its own: connected to nothing
     press(window, qtbot, Qt.Key.Key_C, CTRL)
     press(window, qtbot, Qt.Key.Key_V, CTRL)
     assert len(window.project.graph.nodes) == 8
@@ -218,7 +206,7 @@ def test_a_refusal_on_the_status_line_carries_the_whole_reason(window, qtbot, di
     its tooltip the whole message."""
     run = open_example(window, qtbot, SPIRAL)
     window.resize(900, 700)
-    select(window, qtbot, "dense2")  # a copy pasted on its own: connected to nothing
+    select_node(window, qtbot, "dense2")  # a copy pasted on its own: connected to nothing
     press(window, qtbot, Qt.Key.Key_C, CTRL)
     press(window, qtbot, Qt.Key.Key_V, CTRL)
     qtbot.waitUntil(lambda: run.problem is not None, timeout=TIMEOUT)

@@ -9,8 +9,8 @@ from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QMessageBox
 
 from tests.app.gui.dialogs import record_dialogs
-from tests.app.gui.window_support import SPIRAL, shown_window
-from tests.widgets.canvas_support import scene_point, title_point
+from tests.app.gui.window_support import SPIRAL, select_node, shown_window, type_into_inspector
+from tests.widgets.canvas_support import scene_point
 
 LEFT = Qt.MouseButton.LeftButton
 
@@ -25,26 +25,8 @@ def window(qtbot):
     yield from shown_window(qtbot)
 
 
-def select(window, qtbot, name: str):
-    """Click the node's title bar on the canvas; the Inspector then shows it."""
-    editor = window.workbench.editor
-    node = next(n for n in window.project.graph.nodes.values() if n.name == name)
-    editor.view.centerOn(editor.scene.nodes[node.id])
-    QTest.mouseClick(editor.view.viewport(), LEFT, pos=title_point(editor, node.id))
-    qtbot.waitUntil(lambda: window.workbench.inspector.node is not None
-                    and window.workbench.inspector.node.id == node.id)
-    return node.id
 
 
-def type_into(window, qtbot, key: str, text: str) -> None:
-    inspector = window.workbench.inspector
-    qtbot.waitUntil(lambda: key in inspector.fields and not inspector._rebuild_timer.isActive())
-    field = inspector.fields[key]
-    field.setFocus()
-    field.selectAll()
-    QTest.keyClick(field, Qt.Key.Key_Backspace)
-    QTest.keyClicks(field, text)
-    QTest.keyClick(field, Qt.Key.Key_Return)
 
 
 def size(window, node_id: str, key: str):
@@ -53,11 +35,11 @@ def size(window, node_id: str, key: str):
 
 def test_a_width_typed_in_the_inspector_flows_and_one_ctrl_z_restores_both(window, qtbot):
     assert window.open_example(SPIRAL)
-    dense1 = select(window, qtbot, "dense1")
+    dense1 = select_node(window, qtbot, "dense1")
     dense2 = next(n.id for n in window.project.graph.nodes.values() if n.name == "dense2")
     assert (size(window, dense1, "out_channels"), size(window, dense2, "in_channels")) == (32, 32)
 
-    type_into(window, qtbot, "out_channels", "16")
+    type_into_inspector(window, qtbot, "out_channels", "16")
     assert size(window, dense1, "out_channels") == 16
     assert size(window, dense2, "in_channels") == 16  # never typed: it followed
     editor = window.workbench.editor
@@ -74,19 +56,19 @@ def test_a_width_typed_in_the_inspector_flows_and_one_ctrl_z_restores_both(windo
 def test_a_typed_size_stays_and_is_marked_with_the_reason(window, qtbot):
     assert window.open_example(SPIRAL)
     editor, inspector = window.workbench.editor, window.workbench.inspector
-    dense2 = select(window, qtbot, "dense2")
+    dense2 = select_node(window, qtbot, "dense2")
     assert "⚠" not in inspector.form.labelForField(inspector.fields["in_channels"]).text()
-    type_into(window, qtbot, "in_channels", "16")  # typed: does not fit the 32 arriving
+    type_into_inspector(window, qtbot, "in_channels", "16")  # typed: does not fit the 32 arriving
     assert window.project.graph.node(dense2).typed == {"in_channels"}
 
-    dense1 = select(window, qtbot, "dense1")
-    type_into(window, qtbot, "out_channels", "16")  # now it fits
-    type_into(window, qtbot, "out_channels", "8")
+    dense1 = select_node(window, qtbot, "dense1")
+    type_into_inspector(window, qtbot, "out_channels", "16")  # now it fits
+    type_into_inspector(window, qtbot, "out_channels", "8")
     assert size(window, dense1, "out_channels") == 8
     assert size(window, dense2, "in_channels") == 16  # typed: it stays
     qtbot.waitUntil(lambda: "expects 16" in editor.scene.nodes[dense2].error)  # on the node
 
-    select(window, qtbot, dense_name := "dense2")
+    select_node(window, qtbot, dense_name := "dense2")
     qtbot.waitUntil(lambda: not inspector._rebuild_timer.isActive())
     field = inspector.fields["in_channels"]
     label = inspector.form.labelForField(field)
@@ -96,7 +78,7 @@ def test_a_typed_size_stays_and_is_marked_with_the_reason(window, qtbot):
     assert "e0a030" in field.styleSheet()
     assert inspector.fields["out_channels"].styleSheet() == ""  # only the size that misfits
 
-    type_into(window, qtbot, "in_channels", "")  # cleared: it follows the input again
+    type_into_inspector(window, qtbot, "in_channels", "")  # cleared: it follows the input again
     assert size(window, dense2, "in_channels") == 8
     assert window.project.graph.node(dense2).typed == frozenset()
     qtbot.waitUntil(lambda: "⚠" not in inspector.form.labelForField(

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from PySide6.QtCore import Qt
+from PySide6.QtTest import QTest
+
 from app.gui.main_window import MainWindow
 from app.resources_path import resource_path
+from tests.widgets.canvas_support import title_point
 
 TIMEOUT = 20_000  # ms
 SPIRAL = resource_path("examples", "spiral_mlp.cwproj")
@@ -37,3 +41,28 @@ def open_example(window: MainWindow, qtbot, path=SPIRAL, **training):
     qtbot.waitUntil(lambda: window.run.session is not None
                     and window.run.fingerprint() == window.run._fingerprint, timeout=TIMEOUT)
     return window.run
+
+
+def select_node(window: MainWindow, qtbot, name: str) -> str:
+    """Click the node's title bar on the canvas, as a user does; the Inspector then shows
+    it. Returns the node's id."""
+    editor = window.workbench.editor
+    node = window.project.graph.node_named(name)
+    editor.view.centerOn(editor.scene.nodes[node.id])
+    QTest.mouseClick(editor.view.viewport(), Qt.MouseButton.LeftButton,
+                     pos=title_point(editor, node.id))  # fmt: skip
+    qtbot.waitUntil(lambda: window.workbench.inspector.node is not None
+                    and window.workbench.inspector.node.id == node.id)  # fmt: skip
+    return node.id
+
+
+def type_into_inspector(window: MainWindow, qtbot, key: str, text: str) -> None:
+    """Click into the Inspector's field `key`, replace its text by typing, press Return."""
+    inspector = window.workbench.inspector
+    qtbot.waitUntil(lambda: key in inspector.fields and not inspector._rebuild_timer.isActive())
+    field = inspector.fields[key]
+    field.setFocus()
+    field.selectAll()
+    QTest.keyClick(field, Qt.Key.Key_Backspace)
+    QTest.keyClicks(field, text)
+    QTest.keyClick(field, Qt.Key.Key_Return)
