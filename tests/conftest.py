@@ -15,6 +15,16 @@ _CONFIG_HOME = tempfile.mkdtemp(prefix="cellwright-test-config-")
 os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
 atexit.register(shutil.rmtree, _CONFIG_HOME, ignore_errors=True)
 
+
+
+def pytest_collection_modifyitems(config, items):
+    """The long runs (the 10,000-case fuzz, building the bundle) are slow tests too, so
+    `-m "not slow"` leaves every long test out when iterating; CI runs them all."""
+    for item in items:
+        if item.get_closest_marker("fuzz") or item.get_closest_marker("packaging"):
+            item.add_marker(pytest.mark.slow)
+
+
 # Top-level widgets Qt makes for itself and keeps for the whole process.
 _QT_OWNED_WINDOWS = {"QTipLabel", "QComboBoxPrivateContainer"}
 
