@@ -38,7 +38,7 @@ class Shell(QObject):
         self._mode_label.setStyleSheet("QLabel { font-weight: bold; padding: 0 8px; }")
         bar = window.statusBar()
         bar.addPermanentWidget(self._mode_label)
-        bar.messageChanged.connect(bar.setToolTip)  # a message cut by the width reads whole
+        bar.messageChanged.connect(self._on_message_changed)
 
     # ---- docks, menus, tool bars ---------------------------------------------------------
 
@@ -98,6 +98,9 @@ class Shell(QObject):
         """Put `text` on the status bar's message line (its tooltip holds the message whole,
         for a line longer than the window is wide)."""
         self.window.statusBar().showMessage(text, timeout_ms)
+
+    def _on_message_changed(self, text: str) -> None:
+        self.window.statusBar().setToolTip(text)  # a message cut by the width reads whole
 
     def clear_message(self, text: str) -> None:
         """Take `text` off the message line, unless another message replaced it."""
