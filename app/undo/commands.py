@@ -212,25 +212,6 @@ class RenameCommand(DocumentCommand):
         graph.rename_node(self._node_id, self._old)
 
 
-class SetParamCommand(DocumentCommand):
-    """Set (or with ABSENT, unset) one hyper-parameter."""
-
-    def __init__(
-        self, root: Graph, path: Iterable[str], node_id: str, key: str, value: Any
-    ) -> None:
-        node = graph_at(root, path).node(node_id)
-        shown = "default" if value is ABSENT else _show(value)
-        super().__init__(root, path, f"Set {node.name}.{key} to {shown}")
-        self._node_id, self._key = node_id, key
-        self._old, self._new = node.params.get(key, ABSENT), value
-
-    def _do(self, graph: Graph) -> None:
-        graph.set_params(self._node_id, {self._key: self._new})
-
-    def _undo(self, graph: Graph) -> None:
-        graph.set_params(self._node_id, {self._key: self._old})
-
-
 def _show(value: Any) -> str:
     if isinstance(value, tuple):
         return "(" + ", ".join(_show(v) for v in value) + ("," if len(value) == 1 else "") + ")"

@@ -12,13 +12,13 @@ from app.undo.commands import (
     MoveCommand,
     PasteCommand,
     RenameCommand,
-    SetParamCommand,
     delete_command,
     graph_at,
     group_command,
     perform,
     ungroup_command,
 )
+from app.undo.size_edit import SizeEditCommand
 from tests.app.document.document_samples import canonical, dense, mlp, sink, source
 
 
@@ -85,10 +85,10 @@ def test_rename_and_set_param(stack):
     graph, (_, b, *_) = mlp()
     check_round_trip(stack, graph, RenameCommand(graph, (), b.id, "encoder"))
     assert stack.undoText() == "Rename dense1 to encoder"
-    check_round_trip(stack, graph, SetParamCommand(graph, (), b.id, "out_channels", 8))
-    assert stack.undoText() == "Set encoder.out_channels to 8"
+    check_round_trip(stack, graph, SizeEditCommand(graph, (), b.id, {"out_channels": 8}))
+    assert stack.undoText().startswith("Set encoder.out_channels to 8")
     assert graph.node(b.id).params["out_channels"] == 8
-    check_round_trip(stack, graph, SetParamCommand(graph, (), b.id, "out_channels", ABSENT))
+    check_round_trip(stack, graph, SizeEditCommand(graph, (), b.id, {"out_channels": ABSENT}))
     assert "out_channels" not in graph.node(b.id).params
 
 
