@@ -264,8 +264,11 @@ class HookController(QObject):
             window.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, dock)
             window.tabifyDockWidget(tiles[-1], dock)
             dock.show()
-        width = max(window.centralWidget().width() // len(anchors), 1)
-        window.resizeDocks(anchors, [width] * len(anchors), Qt.Orientation.Horizontal)
+        # The training curves keep a double share: they are what a run is watched by.
+        shares = [2 if dock is plots else 1 for dock in anchors]
+        part = max(window.centralWidget().width() // sum(shares), 1)
+        window.resizeDocks(anchors, [part * share for share in shares],
+                           Qt.Orientation.Horizontal)  # fmt: skip
 
     def _remove_hook(self, hook_id: str) -> None:
         if not self.editor.remove_hook(hook_id):

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
 from PySide6.QtGui import QAction, QContextMenuEvent, QDrag, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QMenu, QMessageBox, QToolButton
+from PySide6.QtWidgets import QApplication, QDockWidget, QMenu, QMessageBox, QToolButton
 
 import app.session.hook_captures as hook_captures
 from app.document import Project
@@ -427,3 +427,18 @@ def test_tiling_more_panes_than_fit_tabs_the_rest_and_the_window_keeps_its_size(
     for dock in docks:
         if dock not in shown:  # a tab of the last tile, one click away
             assert shown[-1] in window.tabifiedDockWidgets(dock)
+
+
+def test_tiled_panes_leave_the_training_curves_a_double_share(window, qtbot):
+    """Tiling gave the Plots dock an equal share, so beside three panes the curves were
+    squeezed into tabs at 1280 px; they keep twice a pane's width."""
+    open_project(window, qtbot)
+    editor, controller = window.workbench.editor, window.hooks
+    hooks = [editor.add_hook("forward", node_id(window, name)) for name in ("dense1", "dense2")]
+    controller.arrange(tiled=True)
+    qtbot.wait(100)
+    plots = window.findChild(QDockWidget, "plots_dock")
+    panes = [controller.docks[h.id] for h in hooks]
+    assert all(seen(d) for d in panes)
+    assert plots.width() >= 1.6 * max(d.width() for d in panes), (
+        plots.width(), [d.width() for d in panes])
