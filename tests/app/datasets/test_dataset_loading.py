@@ -171,7 +171,10 @@ def slow(monkeypatch, reads):
     monkeypatch.setattr(loading, "load_csv", load_slowly)
 
 
-def test_a_large_file_is_read_on_a_worker_thread_while_the_caller_shows_progress(tmp_path, reads):
+def test_a_large_file_is_read_on_a_worker_thread_while_the_caller_shows_progress(tmp_path, slow,
+                                                                                 reads):
+    # `slow`: the read lasts long enough (~0.1 s) for the caller to poll it, as a window
+    # would; unslowed, the worker could finish before the first poll on a quick machine.
     path = write_csv(tmp_path / "big.csv")
     assert path.stat().st_size > 3 * loading.PROGRESS_BYTES
     waiter = Waiter()
