@@ -16,7 +16,16 @@ from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QValidator
-from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QSpinBox, QToolButton, QWidget
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDoubleSpinBox,
+    QFrame,
+    QScrollArea,
+    QSpinBox,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 BAD = (
     "QLineEdit, QComboBox, QSpinBox, QDoubleSpinBox, QCheckBox "
@@ -180,3 +189,17 @@ class NumberBox(TypedCheck, QDoubleSpinBox):
         # 0.1 + 0.05 is 0.15000000000000002: round to a few digits below the step.
         digits = max(0, -math.floor(math.log10(self.singleStep()))) + 6
         self.setValue(round(self.value() + steps * self.singleStep(), digits))
+
+
+def scroll_in(panel: QWidget, content: QWidget) -> QScrollArea:
+    """Fill `panel` with a frameless scroll area holding `content`: a short dock scrolls the
+    panel, never squeezing it (or the dock above it) below about three lines."""
+    scroll = QScrollArea()
+    scroll.setWidget(content)
+    scroll.setWidgetResizable(True)
+    scroll.setFrameShape(QFrame.Shape.NoFrame)
+    scroll.setMinimumHeight(scroll.fontMetrics().lineSpacing() * 3)
+    layout = QVBoxLayout(panel)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(scroll)
+    return scroll

@@ -21,13 +21,10 @@ from PySide6.QtWidgets import (
     QBoxLayout,
     QCheckBox,
     QFormLayout,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QLineEdit,
-    QScrollArea,
     QSizePolicy,
-    QSpinBox,
     QStackedWidget,
     QVBoxLayout,
     QWidget,
@@ -42,7 +39,7 @@ from app.session.predict import (
     format_value,
     parse_vector,
 )
-from widgets.form_fields import Combo, WheelWhenFocused, clear_refusal, set_tip, show_refusal
+from widgets.form_fields import Combo, IntBox, clear_refusal, scroll_in, set_tip, show_refusal
 from widgets.images import image_pixmap
 from widgets.plots.colours import MODE_COLOURS, follow_palette, style_axis
 from widgets.plots.ownership import adopt_menus
@@ -190,9 +187,8 @@ class PredictPanel(QWidget):
         set_tip(self.source_box, "What to run the network on")
         self.source_box.currentIndexChanged.connect(self._on_source_box_changed)
 
-        self.row_box = RowBox()
+        self.row_box = IntBox(0, 0)  # keyboard tracking off: typing "12" runs once
         self.row_box.setObjectName("predict_row")
-        self.row_box.setKeyboardTracking(False)  # typing "12" runs once, not for 1 then 12
         set_tip(self.row_box, "Which row of the chosen set (0 is the first)")
         self.row_box.valueChanged.connect(self._on_row_box_changed)
         self.vector_edit = QLineEdit()
@@ -273,15 +269,7 @@ class PredictPanel(QWidget):
         layout.addWidget(self.message_label)
         layout.addWidget(self._output_host, 1)
         self._column = layout
-        # A short dock scrolls the panel: its height never squeezes the Inspector above it.
-        scroll = QScrollArea()
-        scroll.setWidget(content)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        scroll.setMinimumHeight(scroll.fontMetrics().lineSpacing() * 3)
-        outer = QVBoxLayout(self)
-        outer.setContentsMargins(0, 0, 0, 0)
-        outer.addWidget(scroll)
+        scroll_in(self, content)  # a short dock scrolls the panel, never the Inspector
 
     # ---- what the panel shows ----------------------------------------------------------------
 
@@ -490,10 +478,6 @@ class PredictPanel(QWidget):
         direction = QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom
         if self._output_layout.direction() != direction:
             self._output_layout.setDirection(direction)
-
-
-class RowBox(WheelWhenFocused, QSpinBox):
-    """The row number: in the panel's scroll area the wheel scrolls, unless it was clicked."""
 
 
 def train_title(seed: int | None, batch_size: int) -> str:

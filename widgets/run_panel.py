@@ -29,11 +29,9 @@ from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
     QFormLayout,
-    QFrame,
     QGroupBox,
     QLabel,
     QLineEdit,
-    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -52,6 +50,7 @@ from widgets.form_fields import (
     clear_refusal,
     format_number,
     parse_number,
+    scroll_in,
     set_tip,
     show_refusal,
 )
@@ -169,15 +168,7 @@ class RunPanel(QWidget):
         column.addWidget(self._optimizer_group())
         column.addWidget(self._schedule_group())
         column.addStretch(1)
-        scroll = QScrollArea()
-        scroll.setWidget(content)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QFrame.Shape.NoFrame)
-        # A short dock scrolls the settings rather than taking the Inspector's height.
-        scroll.setMinimumHeight(scroll.fontMetrics().lineSpacing() * 3)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.addWidget(scroll)
+        scroll_in(self, content)  # a short dock scrolls the settings, never the Inspector
 
     def _optimizer_group(self) -> QGroupBox:
         group, self.optimizer_form = _group("Loss and optimizer")
