@@ -3,19 +3,16 @@ and the Custom Cell node with its ready-made cells (see custom_cells)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+import dataclasses
 
+from app.catalogue import kinds
 from app.catalogue.custom_cells import custom_types
+from app.catalogue.kinds.common import IN, OUT, XY, Summary, pair, shape, stride
 from app.catalogue.registry import Catalogue
 from app.catalogue.schema import DESCRIPTIONS, read_params
 from app.catalogue.spec import DTYPES, NodeType, ParamSpec, PortSpec
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT
 from engine import nn
-
-IN = (PortSpec("in", "The tensor coming in."),)
-OUT = (PortSpec("out", "The result."),)
-XY = (PortSpec("x", "First operand."), PortSpec("y", "Second operand."))
 
 # Loss Cells the Output node offers, in menu order.
 LOSSES: dict[str, type] = {
@@ -25,23 +22,6 @@ LOSSES: dict[str, type] = {
 }
 NO_LOSS = "none"
 
-Summary = Callable[[Mapping[str, Any]], str]
-
-
-def _pair(value: Any) -> str:
-    a, b = (value, value) if isinstance(value, int) else tuple(value)[:2]
-    return f"{a}×{b}"
-
-
-def _stride(value: Any) -> str:
-    a, b = (value, value) if isinstance(value, int) else tuple(value)[:2]
-    return str(a) if a == b else f"{a}×{b}"
-
-
-def _shape(value: Any) -> str:
-    return "(" + ", ".join(["N", *(str(v) for v in value)]) + ")"
-
-
 # Layer type -> (category, description, summary); params come from the engine class.
 LAYERS: dict[str, tuple[str, str, Summary]] = {
     "Dense": ("Layers", "Fully connected layer: x·Wᵀ + b, optionally activated.",
@@ -49,7 +29,7 @@ LAYERS: dict[str, tuple[str, str, Summary]] = {
               + (f" {p['activation']}" if p.get("activation") else "")),
     "Conv2d": ("Layers", "2-D convolution over (N, C, H, W) images.",
                lambda p: f"Conv2d {p['in_channels']}→{p['out_channels']} "
-               f"{_pair(p['kernel_size'])}"),
+               f"{pair(p['kernel_size'])}"),
     "Dropout": ("Layers", "Randomly zeroes elements while training; identity when predicting.",
                 lambda p: "Dropout p="
                 + str(round(1 - p["keep_prob"], 4) if p.get("keep_prob") is not None
@@ -68,11 +48,11 @@ LAYERS: dict[str, tuple[str, str, Summary]] = {
                     lambda p: f"BatchNorm1d {p['num_features']}"),
     "BatchNorm2d": ("Normalization", "Normalises each channel over batch and image: (N, C, H, W).",
                     lambda p: f"BatchNorm2d {p['num_features']}"),
-    "MaxPool2d": ("Pooling & reshaping", "Maximum over sliding windows of an image.",
-                  lambda p: f"MaxPool2d {_pair(p['kernel_size'])} stride {_stride(p['stride'])}"),
-    "AvgPool2d": ("Pooling & reshaping", "Mean over sliding windows of an image.",
-                  lambda p: f"AvgPool2d {_pair(p['kernel_size'])} stride {_stride(p['stride'])}"),
-    "Flatten": ("Pooling & reshaping", "Collapses all but the batch axis into one.",
+    "MaxPool2d": ("Pooling & resampling", "Maximum over sliding windows of an image.",
+                  lambda p: f"MaxPool2d {pair(p['kernel_size'])} stride {stride(p['stride'])}"),
+    "AvgPool2d": ("Pooling & resampling", "Mean over sliding windows of an image.",
+                  lambda p: f"AvgPool2d {pair(p['kernel_size'])} stride {stride(p['stride'])}"),
+    "Flatten": ("Reshaping", "Collapses all but the batch axis into one.",
                 lambda p: "Flatten"),
 }
 
@@ -107,30 +87,28 @@ def _types() -> list[NodeType]:
                             description="Shape of one sample, without the batch axis."),
                   ParamSpec("dtype", "dtype", "float32", DTYPES,
                             description="Number type of the samples.")),
-                 lambda p: f"Input {_shape(p['shape'])}"),
+                 lambda p: f"Input {shape(p['shape'])}"),
         NodeType("Output", "Inputs & outputs", "The network's result, scored by a loss.",
                  (PortSpec("in", "The network's prediction."),), (), _output_params(),
                  lambda p: "Output" if p["loss"] == NO_LOSS else f"Output · {p['loss']}"),
     ]
-    for name, (category, description, summary) in LAYERS.items():
-        cls = getattr(nn, name)
-        types.append(NodeType(name, category, description, IN, OUT, read_params(cls), summary,
-                              cell=cls))
+    for name, (category, description, summary) in {**LAYERS, **kinds.merged("LAYERS")}.items():
+        types.append(_layer_type(name, category, description, summary))
     types += [
-        NodeType("Reshape", "Pooling & reshaping", "Gives each sample a new shape.", IN, OUT,
+        NodeType("Reshape", "Reshaping", "Gives each sample a new shape.", IN, OUT,
                  (ParamSpec("shape", "shape", (-1,), minimum=-1,
                             description="New shape of one sample (no batch axis); "
                             "one -1 takes the rest."),),
-                 lambda p: f"Reshape → {_shape(p['shape'])}"),
-        NodeType("Concat", "Ops", "Joins two tensors along an axis.", XY, OUT,
+                 lambda p: f"Reshape → {shape(p['shape'])}"),
+        NodeType("Concat", "Reshaping", "Joins two tensors along an axis.", XY, OUT,
                  (ParamSpec("axis", "int", 1, description=DESCRIPTIONS["axis"]
                             + " Axis 0 is the batch."),),
                  lambda p: f"Concat axis {p['axis']}"),
-        NodeType("Add", "Ops", "x + y elementwise (shapes broadcast).", XY, OUT, (),
+        NodeType("Add", "Math", "x + y elementwise (shapes broadcast).", XY, OUT, (),
                  lambda p: "Add"),
-        NodeType("Mul", "Ops", "x · y elementwise (shapes broadcast).", XY, OUT, (),
+        NodeType("Mul", "Math", "x · y elementwise (shapes broadcast).", XY, OUT, (),
                  lambda p: "Mul"),
-        NodeType("MatMul", "Ops", "Matrix product x @ y.", XY, OUT, (), lambda p: "MatMul"),
+        NodeType("MatMul", "Math", "Matrix product x @ y.", XY, OUT, (), lambda p: "MatMul"),
         NodeType("HookBackward", "Debugging",
                  "Identity that shows the gradient flowing back through it.", IN, OUT, (),
                  lambda p: "HookBackward"),
@@ -142,13 +120,30 @@ def _types() -> list[NodeType]:
         NodeType(SUBGRAPH_OUTPUT, "Composites", "An output port of the composite around it.",
                  IN, (), (), lambda p: "Out", in_palette=False),
     ]
-    return types
+    types += kinds.listed("TYPES")
+    synonyms = kinds.merged("SYNONYMS")
+    return [dataclasses.replace(t, keywords=t.keywords + synonyms[t.name])
+            if t.name in synonyms else t for t in types]
+
+
+def _layer_type(name: str, category: str, description: str, summary: Summary) -> NodeType:
+    """The node type of the engine.nn class `name`, its hyper-parameters read from the
+    signature unless its family gives them (PARAMS), adjusted by the family's TWEAKS."""
+    cls = getattr(nn, name)
+    params = kinds.merged("PARAMS").get(name) or read_params(
+        cls, kinds.merged("DEFAULTS").get(name))
+    tweaks = kinds.merged("TWEAKS").get(name, {})
+    params = tuple(dataclasses.replace(spec, **tweaks[spec.name]) if spec.name in tweaks
+                   else spec for spec in params)
+    return NodeType(name, category, description, IN, OUT, params, summary, cell=cls)
 
 
 def build_catalogue() -> Catalogue:
     catalogue = Catalogue()
     for node_type in [*_types(), *custom_types()]:
         catalogue.register(node_type)
+    for preset in kinds.listed("PRESETS"):
+        catalogue.add_preset(preset)
     return catalogue
 
 

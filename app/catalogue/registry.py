@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from app.catalogue.kinds.common import Preset
 from app.catalogue.spec import CatalogueError, NodeType
 from app.document import Node
 
@@ -13,8 +14,9 @@ CATEGORIES = (
     "Layers",
     "Activations",
     "Normalization",
-    "Pooling & reshaping",
-    "Ops",
+    "Pooling & resampling",
+    "Reshaping",
+    "Math",
     "Debugging",
     "Custom Cells",
 )
@@ -26,6 +28,7 @@ class Catalogue:
     def __init__(self, categories: tuple[str, ...] = CATEGORIES) -> None:
         self._types: dict[str, NodeType] = {}
         self._categories = list(categories)
+        self._presets: list[Preset] = []
 
     def get(self, type_name: str) -> NodeType:
         """The type called `type_name`; CatalogueError (not KeyError) when there is none."""
@@ -74,6 +77,15 @@ class Catalogue:
             self._categories.append(node_type.category)
         self._types[node_type.name] = node_type
         return node_type
+
+    def add_preset(self, preset: Preset) -> None:
+        """A palette entry adding a node of a registered type with some values preset."""
+        node_type = self.get(preset.type_name)
+        node_type.values(preset.params)  # a preset the type refuses is a bug: say so now
+        self._presets.append(preset)
+
+    def presets(self) -> list[Preset]:
+        return list(self._presets)
 
     def unregister(self, type_name: str) -> None:
         self.get(type_name)

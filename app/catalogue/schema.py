@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from app.catalogue.spec import CatalogueError, ParamSpec
@@ -92,13 +93,16 @@ def _spec(name: str, annotation: Any, default: Any) -> ParamSpec | None:
     return None
 
 
-def read_params(cls: type) -> tuple[ParamSpec, ...]:
+def read_params(cls: type, required: Mapping[str, Any] | None = None) -> tuple[ParamSpec, ...]:
     """ParamSpecs of `cls.__init__`, in signature order.
 
     Initializer arguments (`weight_init`, ...) are left out: a new node starts from the
     layer's default initializer, and re-initializing is the Parameter editor's job.
     Arguments without a usable annotation (a loss's `weight` tensor) are left out too.
+    `required` gives a new node's value for arguments without a default, beyond
+    REQUIRED_DEFAULTS.
     """
+    required = {**REQUIRED_DEFAULTS, **(required or {})}
     try:
         signature = inspect.signature(cls, eval_str=True)
     except (TypeError, ValueError, NameError) as exc:
@@ -108,9 +112,9 @@ def read_params(cls: type) -> tuple[ParamSpec, ...]:
         if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD) or _is_init(param.annotation):
             continue
         if param.default is param.empty:
-            if name not in REQUIRED_DEFAULTS:
+            if name not in required:
                 raise CatalogueError(f"{cls.__name__} needs {name}, which has no default.")
-            default = REQUIRED_DEFAULTS[name]
+            default = required[name]
         else:
             default = param.default
         spec = _spec(name, param.annotation, default)

@@ -339,7 +339,9 @@ class NodeType:
     {input port: shape}) -> {output port: shape}` gives a user type's output shapes
     (raising ShapeError with a reason), built-in types have their rules
     in the compiler; `in_palette` is False for types the editor makes itself (composites
-    and their ports).
+    and their ports); `keywords` are more words the palette search finds the type by
+    ("deconvolution" for Conv2dTranspose); `ports(values)`, when given, names the output
+    ports for these values (Split's count follows its `output_num`).
     """
 
     name: str
@@ -353,6 +355,8 @@ class NodeType:
     build: Callable[[Mapping[str, Any]], Any] | None = None
     infer: Callable[[Mapping[str, Any], Mapping[str, tuple]], dict[str, tuple]] | None = None
     in_palette: bool = True
+    keywords: tuple[str, ...] = ()
+    ports: Callable[[Mapping[str, Any]], tuple[str, ...]] | None = None
 
     def param(self, name: str) -> ParamSpec:
         for spec in self.params:

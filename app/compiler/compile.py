@@ -10,7 +10,7 @@ import numpy as np
 
 from app.catalogue import CATALOGUE, LOSSES, NO_LOSS, Catalogue
 from app.catalogue.schema import read_params
-from app.compiler import cells
+from app.compiler import cells, kinds
 from app.compiler.cells import BackwardHooks, GraphCell, Step
 from app.compiler.shapes import INSIDE, ShapeReport, infer_shapes
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
@@ -18,7 +18,7 @@ from engine import nn
 from engine.parameter import Parameter
 
 _OP_CELLS = {"Add": cells.Add, "Mul": cells.Mul, "MatMul": cells.MatMul,
-             "Concat": cells.Concat, "Reshape": cells.Reshape}
+             "Concat": cells.Concat, "Reshape": cells.Reshape, **kinds.OP_CELLS}
 
 
 class CompileError(Exception):

@@ -10,6 +10,7 @@ from typing import Any
 
 from app.catalogue import CATALOGUE, Catalogue, CatalogueError
 from app.catalogue.custom_cells import CUSTOM_CELL, optional_ports, port_problem
+from app.compiler import kinds
 from app.compiler.cells import RESERVED_NAMES
 from app.compiler.rules import RULES, Shape, ShapeError, text
 from app.compiler.size import MAX_TOTAL_PARAMETERS, parameter_count, too_many
@@ -142,7 +143,7 @@ class _Inference:
         if node.type == CUSTOM_CELL and (problem := port_problem(node)) is not None:
             report._fail(node, problem)
             return None
-        rule = RULES.get(node.type) or node_type.infer
+        rule = RULES.get(node.type) or kinds.RULES.get(node.type) or node_type.infer
         if rule is None:
             return None  # a user Cell without a shape rule: shapes after it are unknown
         try:
@@ -568,4 +569,5 @@ def fitting_params(type_name: str, shape: Shape) -> dict[str, Any]:
                "BatchNorm2d": "num_features"}.get(type_name)
         if key is not None:
             return {key: shape[1]}
-    return {}
+    fit = kinds.FITTING.get(type_name)
+    return {} if fit is None else fit(shape)

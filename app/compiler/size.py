@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.catalogue import Catalogue, CatalogueError
+from app.compiler import kinds
 from app.document import BOUNDARY_TYPES, Graph, Node
 
 # 200 MB of float32 weights; building them (initializers work in float64) peaks near 600 MB,
@@ -32,7 +33,7 @@ def parameter_count(node_type: str, values: Mapping[str, Any]) -> int:
         return c_out * (c_in // max(group, 1)) * kh * kw + bias
     if node_type in ("BatchNorm1d", "BatchNorm2d"):
         return 4 * values["num_features"]  # gamma, beta, moving mean and variance
-    return 0
+    return kinds.parameter_count(node_type, values)
 
 
 def graph_parameters(graph: Graph, catalogue: Catalogue) -> tuple[int, Node | None, int]:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.catalogue import CATALOGUE, Catalogue
+from app.compiler import kinds
 from app.compiler.rules import Shape, text
 from app.compiler.shapes import ShapeReport, _Inference, fitting_params
 from app.document import Graph, Node, ParamValue
@@ -36,7 +37,7 @@ FOLLOWING: Mapping[str, tuple[str, ...]] = {
 
 def following_keys(type_name: str) -> tuple[str, ...]:
     """The hyper-parameters of this node type that follow their input unless typed."""
-    return FOLLOWING.get(type_name, ())
+    return FOLLOWING.get(type_name) or kinds.FOLLOWING.get(type_name, ())
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from app import __version__
 from app.catalogue import CATALOGUE, NO_LOSS, Catalogue
 from app.compiler import CompiledNetwork, compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
+from app.export import kinds
 from app.export.python_script import ExportError
 from app.export.report import ExportReport
 from engine import nn
@@ -168,6 +169,8 @@ class _Builder:
             return [self._op("Concat", names, path, axis=cell.axis)]
         if node.type == "Reshape":
             return [self._reshape(names[0], node, path)]
+        if node.type in kinds.ONNX:
+            return kinds.ONNX[node.type](self, node, cell, args, path)
         if type(cell) is not getattr(nn, node.type, None) or node.type not in _LAYERS:
             cls = self.catalogue.get(node.type).cell
             kind = "a user-written Cell" if cls is None or getattr(nn, cls.__name__, None) \

@@ -24,17 +24,14 @@ from app.catalogue.custom_cells import CUSTOM_CELL, outline, parse_args
 from app.catalogue.schema import read_params
 from app.compiler import compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
-from app.export.report import ExportReport, give_user_mode
+from app.export import kinds
+from app.export.report import ExportError, ExportReport, give_user_mode
 from engine import nn
 
 # Names the generated code uses itself; a node called like this gets a trailing underscore.
 _TAKEN = frozenset({"self", "engine", "nn", "ops", "np", "argparse", "Path", "WEIGHTS", "main",
                     "load_network", "make_loss", "INPUT_SHAPES", "INPUT_DTYPES"})  # fmt: skip
 _INPUTS, _OUTPUTS = ("Input", SUBGRAPH_INPUT), ("Output", SUBGRAPH_OUTPUT)
-
-
-class ExportError(Exception):
-    """The project can't be exported; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -152,6 +149,8 @@ class _Writer:
                "MatMul": "ops.matmul({0}, {1})"}  # fmt: skip
         if node.type in ops:
             return ops[node.type].format(*args)
+        if node.type in kinds.PYTHON_OPS:
+            return kinds.PYTHON_OPS[node.type](values, args)
         if node.type == "Concat":
             joined = ", ".join(args) + ("," if len(args) == 1 else "")
             return f"ops.concat(({joined}), {values['axis']!r})"

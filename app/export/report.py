@@ -11,6 +11,10 @@ from pathlib import Path
 _UMASK_LOCK = threading.Lock()
 
 
+class ExportError(Exception):
+    """The project can't be exported; the message says why."""
+
+
 @dataclass
 class ExportReport:
     """`written`: the files an export made, main file first; `left_out`: one line per thing

@@ -24,6 +24,7 @@ from app import __version__
 from app.catalogue import CATALOGUE, Catalogue
 from app.compiler import CompiledNetwork, compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
+from app.export import kinds
 from app.export.python_script import READ_INPUTS, ExportError, _class_name, _plain, _write_text
 from app.export.report import ExportReport
 
@@ -148,6 +149,8 @@ class _Writer:
         if node.type in ops:
             return ops[node.type].format(*args)
         cell = self.compiled.cells.get(node.id)
+        if node.type in kinds.TORCH_OPS:
+            return kinds.TORCH_OPS[node.type](cell, args)
         if node.type == "Concat":
             return f"torch.cat(({x}{',' if len(args) == 1 else ''}), dim={cell.axis})"
         if node.type == "Reshape":
@@ -209,6 +212,8 @@ def _layer(node: Node, cell, path: str, in_shape) -> tuple[str, str]:
         return _conv(cell, path, in_shape)
     if kind in ("MaxPool2d", "AvgPool2d"):
         return _pool(kind, cell, path, in_shape)
+    if kind in kinds.TORCH:
+        return kinds.TORCH[kind](node, cell, path, in_shape)
     raise ExportError(f"Node {path} is a {kind}, which the PyTorch export can't express.")
 
 
@@ -275,6 +280,10 @@ def _pool(kind: str, cell, path: str, in_shape) -> tuple[str, str]:
 
 def _torch_name(name: str, types: dict[str, str], compiled: CompiledNetwork) -> str:
     head, _, local = name.rpartition(".")
+    rename = kinds.TORCH_STATE.get(types.get(head, ""))
+    if rename is not None:
+        param = compiled.parameters()[name]
+        local = (rename(local, param.asnumpy()) or (local,))[0]
     if types.get(head, "").startswith("BatchNorm"):
         local = _BN_NAMES.get(local, local)
     return f"{head}.{local}" if head else local
@@ -284,6 +293,12 @@ def _state_dict(compiled: CompiledNetwork, types: dict[str, str]) -> dict[str, n
     state = {}
     for name, param in compiled.parameters().items():
         head, _, local = name.rpartition(".")
+        rename = kinds.TORCH_STATE.get(types.get(head, ""))
+        if rename is not None:
+            renamed = rename(local, param.asnumpy())
+            if renamed is not None:
+                state[f"{head}.{renamed[0]}" if head else renamed[0]] = renamed[1]
+            continue
         if types.get(head, "").startswith("BatchNorm"):
             cell = compiled.cells[compiled.parameter_owner[name][0]]
             if local in ("gamma", "beta") and not cell.affine:

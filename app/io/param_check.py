@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.catalogue import CATALOGUE, Catalogue, CatalogueError
+from app.compiler import kinds
 from app.compiler.size import MAX_TOTAL_PARAMETERS
 from app.document import BOUNDARY_TYPES, Graph, Node
 
@@ -56,10 +57,12 @@ def parameter_shapes(node_type: str, values: Mapping[str, Any]) -> Shapes | None
     if node_type in ("BatchNorm1d", "BatchNorm2d"):
         c = (values["num_features"],)
         return {"gamma": c, "beta": c, "moving_mean": c, "moving_variance": c}
-    return UNKNOWN
+    shapes = kinds.parameter_shapes(node_type, values)
+    return UNKNOWN if shapes is None else shapes
 
 
-_SHAPED = frozenset({"Dense", "Conv2d", "BatchNorm1d", "BatchNorm2d"})  # parameter_shapes
+# Types with Parameters (parameter_shapes)
+_SHAPED = frozenset({"Dense", "Conv2d", "BatchNorm1d", "BatchNorm2d", *kinds.PARAM_SHAPES})
 
 
 def node_shapes(node: Node, catalogue: Catalogue = CATALOGUE) -> Shapes | None:

@@ -1,6 +1,10 @@
 """Functional ops (`engine.ops.matmul`, ...), primitives and gradient operations."""
 
 from engine.grad import GradOperation
+
+from engine.ops._activation import *  # noqa: F403
+from engine.ops._clip import *  # noqa: F403
+from engine.ops._conv_nd import *  # noqa: F403
 from engine.ops._functional import (
     abs,
     add,
@@ -37,8 +41,11 @@ from engine.ops._functional import (
     tanh,
 )
 from engine.ops._loss import binary_cross_entropy_with_logits, cross_entropy, l1_loss, mse_loss
+from engine.ops._loss_more import *  # noqa: F403
 from engine.ops._methods import bind as _bind
 from engine.ops._nn import avg_pool2d, batch_norm, conv2d, dropout, max_pool2d
+from engine.ops._norm import *  # noqa: F403
+from engine.ops._pool_nd import *  # noqa: F403
 from engine.ops._primitives import Dropout2D, HookBackward, assign
 from engine.ops._reduce import (
     amax,
@@ -72,6 +79,7 @@ from engine.ops._reduce import (
     var,
     where,
 )
+from engine.ops._resample import *  # noqa: F403
 from engine.ops._select import all, any, cumsum, gather, norm, one_hot, sort, topk
 from engine.ops._shape import (
     arange,

@@ -1,0 +1,49 @@
+"""Compiler tables added family by family (see app.catalogue.kinds for the node types).
+
+A family module declares:
+- RULES: {type name: rule(values, {input port: shape}) -> {output port: shape}}, raising
+  ShapeError with the reason (helpers in app.compiler.rules);
+- PARAM_SHAPES: {type name: fn(values) -> {Parameter name: shape}} for types with
+  Parameters: sizing a network before building it, and checking saved arrays;
+- FOLLOWING: {type name: hyper-parameters that follow the width arriving};
+- FITTING: {type name: fn(arriving shape) -> {those hyper-parameters: values}};
+- OP_CELLS: {type name: Cell class} for op nodes (built as cls(**values)).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from app.compiler.kinds import activation, conv, norm, ops, pool
+
+FAMILIES = (conv, pool, norm, activation, ops)
+
+
+def _merged(table: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for family in FAMILIES:
+        for key, value in getattr(family, table).items():
+            if key in out:
+                raise ValueError(f"{key!r} is declared twice in the compiler families' {table}")
+            out[key] = value
+    return out
+
+
+RULES = _merged("RULES")
+PARAM_SHAPES = _merged("PARAM_SHAPES")
+FOLLOWING = _merged("FOLLOWING")
+FITTING = _merged("FITTING")
+OP_CELLS = _merged("OP_CELLS")
+
+
+def parameter_shapes(type_name: str, values: Mapping[str, Any]) -> dict[str, tuple] | None:
+    """{Parameter name: shape} for a family type with Parameters; None for other types."""
+    fn = PARAM_SHAPES.get(type_name)
+    return None if fn is None else fn(values)
+
+
+def parameter_count(type_name: str, values: Mapping[str, Any]) -> int:
+    shapes = parameter_shapes(type_name, values)
+    return 0 if shapes is None else sum(math.prod(s) for s in shapes.values())

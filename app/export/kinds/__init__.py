@@ -1,0 +1,32 @@
+"""Export tables added family by family (forms in app.export.kinds.common).
+
+A family module declares TORCH (layers as torch.nn modules), TORCH_OPS (op nodes as torch
+expressions), TORCH_STATE (Parameter names and layouts as torch keeps them), ONNX (ops
+emitted per node) and PYTHON_OPS (op nodes in the engine script; layers there are their
+engine.nn constructors, written from the node's values).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from app.export.kinds import activation, conv, norm, ops, pool
+
+FAMILIES = (conv, pool, norm, activation, ops)
+
+
+def _merged(table: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for family in FAMILIES:
+        for key, value in getattr(family, table).items():
+            if key in out:
+                raise ValueError(f"{key!r} is declared twice in the export families' {table}")
+            out[key] = value
+    return out
+
+
+TORCH = _merged("TORCH")
+TORCH_OPS = _merged("TORCH_OPS")
+TORCH_STATE = _merged("TORCH_STATE")
+ONNX = _merged("ONNX")
+PYTHON_OPS = _merged("PYTHON_OPS")

@@ -1,0 +1,28 @@
+"""The forms of the export tables a node family declares (see app.export.kinds)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+
+from app.document import Node
+
+# PyTorch, a layer: fn(node, cell, dotted path, first input's shape) -> (the `nn.…(…)`
+# constructor, the call): '{}' in the call is `self.name(x)`, or with '{m}' the call is
+# spelled out around `x` ('{m}(F.pad({}, …))'), as torch_script._layer returns them.
+TorchLayer = Callable[[Node, Any, str, tuple | None], tuple[str, str]]
+# PyTorch, an op node: fn(cell, argument expressions) -> the expression ('torch.sub(a, b)');
+# for several outputs, an expression giving a tuple.
+TorchOp = Callable[[Any, list[str]], str]
+# PyTorch state_dict: fn(engine Parameter's local name, its array) -> (torch's local name,
+# the array in torch's layout), or None to leave it out.
+TorchState = Callable[[str, np.ndarray], tuple[str, np.ndarray] | None]
+# ONNX: fn(writer, node, cell, [(tensor name, shape) per input], dotted path) -> the output
+# tensor names in port order. The writer (onnx_model._Writer) offers `_op(op_type, inputs,
+# out, **attrs)`, `_param(cell, local, path)`, `_const(name, value)`, `helper`, `onnx`.
+OnnxRule = Callable[[Any, Node, Any, list[tuple[str, tuple]], str], list[str]]
+# Engine script, an op node: fn(parsed values, argument expressions) -> the expression
+# ('ops.sub(a, b)').
+PythonOp = Callable[[Mapping[str, Any], list[str]], str]

@@ -1,0 +1,3 @@
+"""NLLLoss, SmoothL1Loss, HuberLoss, KLDivLoss, BCELoss (MindSpore 2.x)."""
+
+__all__: list[str] = []
