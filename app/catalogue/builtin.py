@@ -7,6 +7,7 @@ import dataclasses
 
 from app.catalogue import kinds
 from app.catalogue.custom_cells import custom_types
+from app.catalogue.kinds import losses
 from app.catalogue.kinds.common import IN, OUT, XY, Summary, pair, shape, stride
 from app.catalogue.registry import Catalogue
 from app.catalogue.schema import DESCRIPTIONS, read_params
@@ -18,7 +19,7 @@ from engine import nn
 LOSSES: dict[str, type] = {
     cls.__name__: cls
     for cls in (nn.CrossEntropyLoss, nn.SoftmaxCrossEntropyWithLogits, nn.MSELoss, nn.L1Loss,
-                nn.BCEWithLogitsLoss)
+                nn.BCEWithLogitsLoss, *(getattr(nn, name) for name in losses.LOSSES))
 }
 NO_LOSS = "none"
 

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.catalogue import LOSSES as CATALOGUE_LOSSES
 from app.datasets import Dataset
 from app.datasets.loading import DatasetRefused, read_dataset
 from app.session.history import HISTORY_STEPS
 from engine import nn
 
-LOSSES = ("CrossEntropyLoss", "MSELoss", "L1Loss", "BCEWithLogitsLoss",
-          "SoftmaxCrossEntropyWithLogits")  # fmt: skip
+LOSSES = tuple(CATALOGUE_LOSSES)  # every loss the Output node offers
 OPTIMIZERS = ("SGD", "Momentum", "Adam", "AdamW")
 SETTING_KEYS = (
     "dataset", "loss", "optimizer", "optimizer_options", "learning_rate", "batch_size",
