@@ -109,6 +109,25 @@ def make_digits(
     return Dataset(x, labels[keep], CLASSIFICATION, 10, features, "Digits", class_names=names)
 
 
+def make_digit_images(
+    n_samples: int | None = None,
+    noise: float = 0.0,
+    seed: int = 0,
+    path: str | Path | None = None,
+) -> Dataset:
+    """The 8×8 digits as a reconstruction task: x is each image (N, 1, 8, 8), the target
+    its 64 clean pixels (N, 64), for autoencoders. With `noise`, x is the noisy image and
+    the target stays clean: a denoising autoencoder."""
+    clean = make_digits(n_samples, 0.0, seed, path=path)
+    x = clean.x
+    if noise:
+        rng = _rng(len(x), noise, seed, minimum=1)
+        x = np.clip(x + noise * rng.standard_normal(x.shape), 0.0, 1.0).astype(np.float32)
+    pixels = tuple(f"pixel {r + 1},{c + 1}" for r in range(8) for c in range(8))
+    return Dataset(x, clean.x.reshape(len(x), 64), REGRESSION, None, (), "Digit images",
+                   target_names=pixels)
+
+
 def _digits_file() -> Path:
     return resource_path("data", "digits.npz")
 
@@ -227,6 +246,11 @@ BUILTIN: dict[str, BuiltinDataset] = {
             "digits", "Digits 8×8",
             "1797 small images of hand-written digits 0–9 (UCI optdigits).",
             make_digits, CLASSIFICATION,
+        ),
+        BuiltinDataset(
+            "digit_images", "Digit images (reconstruct)",
+            "The 8×8 digits with each image as its own target: for autoencoders.",
+            make_digit_images, REGRESSION,
         ),
     )
 }  # fmt: skip

@@ -138,7 +138,8 @@ def test_bad_options_are_refused(options, fragment):
 
 
 def test_registry_lists_every_builtin_with_title_and_description():
-    assert list(BUILTIN) == ["spirals", "moons", "circles", "xor", "sine", "digits"]
+    assert list(BUILTIN) == ["spirals", "moons", "circles", "xor", "sine", "digits",
+                             "digit_images"]
     for key, entry in BUILTIN.items():
         assert entry.key == key and entry.title and entry.description[-1] in ".)"
         assert "\n" not in entry.description and len(entry.description) < 90
@@ -320,3 +321,13 @@ def test_shuffle_depends_on_seed_and_epoch_only():
 def test_a_bad_batch_size_is_refused(size):
     with pytest.raises(DatasetError, match="batch size"):
         numbered(5).batches(size)
+
+
+def test_digit_images_are_their_own_clean_targets_even_with_noise():
+    data = make_builtin("digit_images", n_samples=50, noise=0.3, seed=2)
+    clean = make_builtin("digits", n_samples=50, seed=2)
+    assert data.task == REGRESSION and data.x.shape == (50, 1, 8, 8) and data.y.shape == (50, 64)
+    assert np.array_equal(data.y, clean.x.reshape(50, 64))  # the targets stay clean
+    assert not np.array_equal(data.x, clean.x)  # the inputs are noisy
+    assert 0.0 <= data.x.min() and data.x.max() <= 1.0
+    assert np.array_equal(make_builtin("digit_images", n_samples=50, seed=2).x, clean.x)
