@@ -42,6 +42,30 @@ WORKLOADS = {
     "cnn": {"title": "CNN conv8-pool-conv16-pool-dense", "batch": 64, "steps": 60},
 }
 TARGETS = {"mlp": 1.0, "tiny": 0.8, "cnn": 0.4}
+# Workloads of the layer families (issue 27), each module's WORKLOADS as
+# {name: {"title", "target", "steps", "engine": () -> step, "torch": () -> step}}:
+# both steps start from the same weights and data and return the loss as a float.
+PLUGINS = ("benchmarks.workloads_conv", "benchmarks.workloads_norm",
+           "benchmarks.workloads_example")
+
+
+def _plugins() -> dict:
+    import importlib
+
+    found = {}
+    for module in PLUGINS:
+        try:
+            found.update(importlib.import_module(module).WORKLOADS)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+    return found
+
+
+PLUGGED = _plugins()
+for _name, _spec in PLUGGED.items():
+    WORKLOADS[_name] = _spec
+    TARGETS[_name] = _spec["target"]
 
 
 # ----------------------------------------------------------------------------- models
@@ -176,11 +200,24 @@ def _rss_kib(field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
+def step_fns(name: str):
+    """(engine step, PyTorch step) of a workload, from the same weights and data."""
+    spec = WORKLOADS[name]
+    if "engine" in spec:
+        return spec["engine"](), spec["torch"]()
+    net, e_step = engine_step_fn(name)
+    return e_step, torch_step_fn(name, net)
+
+
 def measure_peak(side: str, name: str, steps: int) -> float:
     """Peak RSS growth (MiB) while training, above the RSS once the model is built."""
-    net, step = engine_step_fn(name)
-    if side == "torch":
-        step = torch_step_fn(name, net)
+    spec = WORKLOADS[name]
+    if "engine" in spec:
+        step = spec[side]()
+    else:
+        net, step = engine_step_fn(name)
+        if side == "torch":
+            step = torch_step_fn(name, net)
     before = _rss_kib("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
     for _ in range(steps):
@@ -232,8 +269,7 @@ def run(names, quick: bool) -> list[dict]:
     for name in names:
         spec = WORKLOADS[name]
         steps = max(spec["steps"] // 20, 3) if quick else spec["steps"]
-        net, e_step = engine_step_fn(name)
-        t_step = torch_step_fn(name, net)
+        e_step, t_step = step_fns(name)
         # Same weights, same data: the first losses must agree.
         e_losses = [e_step() for _ in range(3)]
         t_losses = [t_step() for _ in range(3)]
@@ -242,7 +278,7 @@ def run(names, quick: bool) -> list[dict]:
         e_rate = steps_per_second(e_step, steps, 1 if quick else 3)
         t_rate = steps_per_second(t_step, steps, 1 if quick else 3)
         row = {
-            "workload": name, "title": spec["title"], "batch": spec["batch"],
+            "workload": name, "title": spec["title"], "batch": spec.get("batch", "–"),
             "engine_steps_s": e_rate, "torch_steps_s": t_rate, "ratio": e_rate / t_rate,
             "target": TARGETS[name], "torch_threads": torch.get_num_threads(),
         }
@@ -251,7 +287,8 @@ def run(names, quick: bool) -> list[dict]:
             row["engine_peak_mb"] = peak_memory_mb("engine", name, mem_steps)
             row["torch_peak_mb"] = peak_memory_mb("torch", name, mem_steps)
         rows.append(row)
-        print(f"{spec['title']:<36} batch {spec['batch']:>4}: engine {e_rate:8.1f} steps/s, "
+        batch = spec.get("batch", "–")
+        print(f"{spec['title']:<36} batch {batch:>4}: engine {e_rate:8.1f} steps/s, "
               f"PyTorch {t_rate:8.1f} steps/s, ratio {e_rate / t_rate:5.2f} "
               f"(target {TARGETS[name]})", flush=True)
     return rows
@@ -292,7 +329,7 @@ def profile(name: str) -> None:
     import cProfile
     import pstats
 
-    _, step = engine_step_fn(name)
+    step = step_fns(name)[0]
     for _ in range(20):
         step()
     prof = cProfile.Profile()
