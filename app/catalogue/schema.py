@@ -21,6 +21,7 @@ LIMITS: dict[str, tuple[float | None, float | None]] = {
     "group": (1, None), "kernel_size": (1, None), "stride": (1, None), "dilation": (1, None),
     "padding": (0, None), "eps": (0, None), "momentum": (0, 1), "keep_prob": (0, 1),
     "p": (0, 1), "label_smoothing": (0, 1), "alpha": (None, None),
+    "delta": (0, None),
 }
 
 DESCRIPTIONS = {
@@ -50,6 +51,10 @@ DESCRIPTIONS = {
     "sparse": "Labels are class indices rather than one-hot rows.",
     "ignore_index": "Label value that counts for nothing.",
     "label_smoothing": "Mix the target with the uniform distribution by this much.",
+    "beta": "Error size where SmoothL1Loss turns from squared (divided by beta) to linear; "
+            "must be above 0.",
+    "delta": "Error size where HuberLoss turns from squared to linear (delta per unit of "
+             "error); must be above 0.",
 }
 
 # Params whose annotation is not enough to say what the user may pick.

@@ -1,15 +1,17 @@
 """Labels in the form each loss wants, and how many predictions were right.
 
-Cross-entropy losses take class indices as they are. BCE, MSE and L1 losses on a
-classification compare with one-hot targets (or 0/1 for a single output column). A
+Cross-entropy losses and NLLLoss take class indices as they are. KLDivLoss on a
+classification compares with the one-hot distribution of the labels; BCE, MSE, L1,
+SmoothL1 and Huber losses with one-hot targets (or 0/1 for a single output column). A
 prediction is the highest-scoring class, or for a single output: above 0 for
 BCEWithLogits (a logit), above 0.5 for the others.
 
 `output_width_problem` says, before training, when the network's output can't mean
-what the loss makes of it: a cross-entropy needs one score per class, exactly (a wider
-output trains scores for classes the data never has, and its predictions can name
-them); one-hot targets (BCE, MSE, L1 on classes) need one column per class, or a single
-column for two classes; a regression one value per target.
+what the loss makes of it: a cross-entropy, NLLLoss or KLDivLoss needs one score per
+class, exactly (a wider output trains scores for classes the data never has, and its
+predictions can name them); one-hot targets (BCE, MSE, L1, ... on classes) need one
+column per class, or a single column for two classes; a regression one value per target.
+Losses of classes (cross-entropies, NLLLoss, KLDivLoss, BCELoss) refuse a regression.
 """
 
 from __future__ import annotations
@@ -19,7 +21,12 @@ import numpy as np
 import engine
 from app.datasets import CLASSIFICATION, Dataset
 
-INDEX_LOSSES = frozenset({"CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits"})
+INDEX_LOSSES = frozenset({"CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits", "NLLLoss"})
+# Losses comparing with a whole distribution over the classes: one column per class, exactly.
+DISTRIBUTION_LOSSES = frozenset({"KLDivLoss"})
+# Losses that only make sense with class labels (BCELoss: probabilities against 0/1 labels).
+CLASS_LOSSES = INDEX_LOSSES | DISTRIBUTION_LOSSES | {"BCELoss"}
+REGRESSION_LOSSES = "MSELoss, L1Loss, SmoothL1Loss or HuberLoss"
 
 
 class Targets:
@@ -28,10 +35,10 @@ class Targets:
     def __init__(self, loss_name: str, task: str) -> None:
         self.loss_name = loss_name
         self.classification = task == CLASSIFICATION
-        if not self.classification and loss_name in INDEX_LOSSES:
+        if not self.classification and loss_name in CLASS_LOSSES:
             raise ValueError(
                 f"{loss_name} needs class labels, but the data set is a regression; "
-                "use MSELoss or L1Loss."
+                f"use {REGRESSION_LOSSES}."
             )
         self._threshold = 0.0 if loss_name == "BCEWithLogitsLoss" else 0.5
 
@@ -41,7 +48,8 @@ class Targets:
         if self.classification:
             if self.loss_name in INDEX_LOSSES:
                 return engine.Tensor(labels)
-            if len(output_shape) == 1 or output_shape[-1] == 1:
+            if self.loss_name not in DISTRIBUTION_LOSSES and (
+                    len(output_shape) == 1 or output_shape[-1] == 1):
                 return engine.Tensor(labels.astype(np.float32).reshape(output_shape))
             one_hot = np.zeros(output_shape, dtype=np.float32)
             one_hot[np.arange(len(labels)), labels] = 1.0
@@ -67,10 +75,15 @@ class Targets:
 def output_width_problem(shape: tuple | None, data: Dataset, targets: Targets) -> str | None:
     """Why an output of `shape` (batch, values) can't be trained on `data` with the loss of
     `targets`, or None if it can (or its width is not known: a trial batch will tell)."""
+    per_class = targets.classification and targets.loss_name in INDEX_LOSSES | DISTRIBUTION_LOSSES
+    if shape and len(shape) == 1 and per_class:  # (N,): one value per sample, no class axis
+        return (f"The network's output has one value per sample, but {targets.loss_name} on "
+                f"the data set {data.name} needs one per class: the last layer needs exactly "
+                f"{data.output_size} values.")  # fmt: skip
     if not shape or len(shape) != 2 or not isinstance(shape[-1], int):
         return None
     width, wanted = shape[-1], data.output_size
-    if targets.classification and targets.loss_name in INDEX_LOSSES:
+    if per_class:
         fits, what = width == wanted, f"exactly {wanted} values (one per class)"
     elif targets.classification:
         fits = width == wanted or (width == 1 and wanted == 2)
