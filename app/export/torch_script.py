@@ -330,18 +330,24 @@ def _loss_code(compiled: CompiledNetwork) -> str | None:
     args = []
     if loss.reduction != "mean":
         args.append(f"reduction={loss.reduction!r}")
-    if kind == "CrossEntropyLoss":
+    if kind in ("CrossEntropyLoss", "NLLLoss"):
         if loss.weight is not None:
             return None
         if loss.ignore_index != -100:
             args.insert(0, f"ignore_index={loss.ignore_index}")
-        if loss.label_smoothing:
+        if getattr(loss, "label_smoothing", 0.0):
             args.append(f"label_smoothing={loss.label_smoothing!r}")
     elif kind == "SoftmaxCrossEntropyWithLogits":  # indices or probabilities, as torch's
         kind = "CrossEntropyLoss"
-    elif kind == "BCEWithLogitsLoss":
-        if loss.weight is not None or loss.pos_weight is not None:
+    elif kind in ("BCEWithLogitsLoss", "BCELoss"):
+        if loss.weight is not None or getattr(loss, "pos_weight", None) is not None:
             return None
+    elif kind == "SmoothL1Loss":  # torch's default reduction is 'mean', MindSpore's 'none'
+        args += [f"beta={loss.beta!r}"] if loss.beta != 1.0 else []
+    elif kind == "HuberLoss":
+        args += [f"delta={loss.delta!r}"] if loss.delta != 1.0 else []
+    elif kind == "KLDivLoss":  # both read the labels as probabilities (log_target=False)
+        pass
     elif kind not in ("MSELoss", "L1Loss"):
         return None
     return f"nn.{kind}({', '.join(args)})"
