@@ -59,7 +59,7 @@ def input_rule(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str,
 
 def output_rule(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str, Shape]:
     loss, shape = values["loss"], ins["in"]
-    if loss in ("CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits") and len(shape) < 2:
+    if loss in ("CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits", "NLLLoss") and len(shape) < 2:
         raise ShapeError(f"{loss} needs class scores (N, classes), gets {text(shape)}.")
     return {}
 

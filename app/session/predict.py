@@ -37,7 +37,10 @@ PREDICT, TRAIN = "predict", "train"
 TRAIN_SEED = 0  # Dropout's masks in the train-mode view
 REFERENCE_ROWS = 31  # training rows run beside the chosen sample in train mode
 SPLITS = ("train", "validation")
-LOGIT_LOSSES = frozenset({"CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits"})
+# Losses reading the outputs as logits, or as log-probabilities (NLLLoss, KLDivLoss): the
+# softmax of log-probabilities is the probabilities themselves, normalised.
+LOGIT_LOSSES = frozenset({"CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits", "NLLLoss",
+                          "KLDivLoss"})
 SOFTMAX, SIGMOID, CLIPPED = "softmax", "sigmoid", "clipped"
 PIXEL_NAME = re.compile(r"pixel (\d+),(\d+)$")  # flat image features: "pixel 3,5"
 

@@ -10,7 +10,7 @@ from engine.ops._functional import _tensor
 from engine.ops._functional import mul as _mul
 from engine.ops._reduce import mean as _mean
 from engine.ops._reduce import sum as _sum
-from engine.tensor import wrap
+from engine.tensor import Tensor, wrap
 
 
 def _constant(value, what: str):
@@ -34,6 +34,8 @@ class LossBase(Cell):
     def get_loss(self, x, weights=1.0):
         """Weight an unreduced loss and reduce it with this loss's `reduction`."""
         if not (isinstance(weights, (int, float)) and weights == 1.0):
+            if isinstance(weights, Tensor) and weights.dtype != x.dtype:
+                weights = weights.astype(x.dtype)  # the loss keeps its own dtype, as MindSpore
             x = _mul(x, weights)
         if self.reduction == "mean":
             return _mean(x)

@@ -215,6 +215,9 @@ def test_get_loss_weights_and_reduces():
     x = Tensor(np.array([[1.0, 2.0], [3.0, 4.0]]))
     assert loss.get_loss(x).asnumpy() == 2.5
     assert loss.get_loss(x, Tensor(np.array([1.0, 0.0]))).asnumpy() == 1.0
+    float32 = Tensor(np.ones((2, 2), np.float32))
+    weighted = nn.L1Loss(reduction="none").get_loss(float32, Tensor(np.full((2, 2), 0.5)))
+    assert weighted.dtype == float32.dtype  # float64 weights don't widen a float32 loss
 
 
 # ----------------------------------------------------------------------------- clear errors

@@ -185,6 +185,9 @@ def test_losses_want_class_scores():
                                                           end_dim=-1), add(graph, "Output"))
     errors = errors_by_name(graph, infer_shapes(graph))
     assert errors == {"output1": "CrossEntropyLoss needs class scores (N, classes), gets (N×3×4)."}
+    graph.set_param(graph.node_named("output1").id, "loss", "NLLLoss")
+    errors = errors_by_name(graph, infer_shapes(graph))
+    assert errors == {"output1": "NLLLoss needs class scores (N, classes), gets (N×3×4)."}
 
 
 def test_check_connection_gives_reasons():

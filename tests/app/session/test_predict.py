@@ -116,6 +116,9 @@ def test_probabilities_follow_how_the_loss_reads_the_outputs():
     assert scale == CLIPPED and clipped == pytest.approx([0.0, 1.0])
     big = probabilities_of(np.array([1000.0, 0.0]), "CrossEntropyLoss")[0]
     assert np.isfinite(big).all() and big == pytest.approx([1.0, 0.0])
+    for loss in ("NLLLoss", "KLDivLoss"):  # log-probabilities in, probabilities out
+        read, _ = probabilities_of(np.log(np.array([0.2, 0.8])), loss)
+        assert read == pytest.approx([0.2, 0.8])
 
 
 def test_a_single_output_binary_classifier_gets_two_probabilities():
