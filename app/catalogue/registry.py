@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalogue.kinds.common import Preset
@@ -20,6 +22,64 @@ CATEGORIES = (
     "Debugging",
     "Custom Cells",
 )
+
+# How well a search matched, best first: the whole name, words of the name, of the
+# keywords (synonyms, or a preset's type), of the description or category.
+EXACT, NAME, KEYWORD, TEXT = range(4)
+_SEPARATORS = re.compile(r"[\s\-_./·,()]+")
+_WORDS = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One palette entry: a node type, or a preset of one (`preset` set)."""
+
+    label: str
+    category: str
+    description: str
+    node_type: NodeType
+    preset: Preset | None = None
+    keywords: tuple[str, ...] = field(default=())
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The values a node added from this entry starts with (over the type's defaults)."""
+        return dict(self.preset.params) if self.preset is not None else {}
+
+
+def squash(text: str) -> str:
+    """`text` as search compares it: any case, without spaces, hyphens or underscores."""
+    return _SEPARATORS.sub("", text.casefold())
+
+
+def query_words(text: str) -> list[str]:
+    """The words of a search ('Global-Pool' -> ['global', 'pool'])."""
+    return [word for word in _SEPARATORS.split(text.casefold()) if word]
+
+
+def match_rank(entry: Entry, words: list[str]) -> int | None:
+    """How well `entry` matches the search `words` (EXACT … TEXT), None if it does not.
+
+    Every word must be found: in the name or a keyword anywhere ('pool' in 'MaxPool2d',
+    'swish' in 'hard swish'), in the description or category at a word's start. The
+    weakest word decides the rank.
+    """
+    label = squash(entry.label)
+    if "".join(words) == label:
+        return EXACT
+    keywords = [squash(k) for k in entry.keywords]
+    text_words = _WORDS.findall(f"{entry.description} {entry.category}".casefold())
+    rank = NAME
+    for word in words:
+        if word in label:
+            continue
+        if any(word in keyword for keyword in keywords):
+            rank = max(rank, KEYWORD)
+        elif any(w.startswith(word) for w in text_words):
+            rank = TEXT
+        else:
+            return None
+    return rank
 
 
 class Catalogue:
@@ -47,25 +107,49 @@ class Catalogue:
         return sorted(shown, key=lambda t: order.get(t.category, len(order)))
 
     def categories(self) -> list[str]:
-        """Categories that have at least one palette type, in palette order."""
-        used = {t.category for t in self.types()}
+        """Categories that have at least one palette entry, in palette order."""
+        used = {entry.category for entry in self.entries()}
         return [c for c in self._categories if c in used]
 
-    def search(self, text: str) -> list[NodeType]:
-        """Palette types whose name, description or category contains `text` (any case).
+    def entries(self) -> list[Entry]:
+        """Every palette entry in palette order: each type, then the presets of it (in a
+        category of their own, when they name one, after that category's types)."""
+        presets: dict[str, list[Preset]] = {}
+        for preset in self._presets:
+            presets.setdefault(preset.type_name, []).append(preset)
+        found = []
+        for node_type in self.types():
+            found.append(Entry(node_type.name, node_type.category, node_type.description,
+                               node_type, keywords=node_type.keywords))
+            for preset in presets.get(node_type.name, ()):
+                found.append(Entry(preset.label, preset.category or node_type.category,
+                                   preset.description, node_type, preset,
+                                   (node_type.name, *preset.keywords)))
+        order = {c: i for i, c in enumerate(self._categories)}
+        return sorted(found, key=lambda e: (order.get(e.category, len(order)),
+                                            e.category != e.node_type.category))
 
-        Types whose name matches come first.
+    def find(self, text: str) -> list[Entry]:
+        """Palette entries (types and presets) matching `text`, best match first.
+
+        Forgiving: any case; spaces, hyphens and underscores don't matter ('conv 2d',
+        'hard-swish'); each word is looked for in the name, the keywords (synonyms),
+        the description and the category. Names that match come first, then keywords,
+        then the rest; palette order within each.
         """
-        needle = text.strip().lower()
-        if not needle:
-            return self.types()
-        by_name = [t for t in self.types() if needle in t.name.lower()]
-        others = [
-            t
-            for t in self.types()
-            if t not in by_name and needle in f"{t.description}\n{t.category}".lower()
-        ]
-        return by_name + others
+        words = query_words(text)
+        if not words:
+            return self.entries()
+        ranked = []
+        for index, entry in enumerate(self.entries()):
+            rank = match_rank(entry, words)
+            if rank is not None:
+                ranked.append((rank, index, entry))
+        return [entry for _, _, entry in sorted(ranked, key=lambda r: r[:2])]
+
+    def search(self, text: str) -> list[NodeType]:
+        """Palette types matching `text` as `find` does (presets left out), best first."""
+        return [entry.node_type for entry in self.find(text) if entry.preset is None]
 
     def register(self, node_type: NodeType, *, replace: bool = False) -> NodeType:
         """Add a node type (e.g. a user Cell); refuses a taken name unless `replace`."""
@@ -82,14 +166,26 @@ class Catalogue:
         """A palette entry adding a node of a registered type with some values preset."""
         node_type = self.get(preset.type_name)
         node_type.values(preset.params)  # a preset the type refuses is a bug: say so now
+        if any(p.label == preset.label for p in self._presets):
+            raise CatalogueError(f"There is already a palette entry called '{preset.label}'.")
+        if preset.category and preset.category not in self._categories:
+            self._categories.append(preset.category)
         self._presets.append(preset)
 
     def presets(self) -> list[Preset]:
         return list(self._presets)
 
+    def preset(self, label: str) -> Preset:
+        """The preset called `label`; CatalogueError when there is none."""
+        for preset in self._presets:
+            if preset.label == label:
+                return preset
+        raise CatalogueError(f"unknown palette entry {label!r}")
+
     def unregister(self, type_name: str) -> None:
         self.get(type_name)
         del self._types[type_name]
+        self._presets = [p for p in self._presets if p.type_name != type_name]
 
     def new_node(
         self,
