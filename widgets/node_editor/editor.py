@@ -14,6 +14,7 @@ from PySide6.QtCore import QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence, QUndoStack
 from PySide6.QtWidgets import QVBoxLayout, QWidget
 
+from app.catalogue.registry import query_words
 from app.document import Graph
 from app.undo.commands import (
     DisconnectCommand,
@@ -25,7 +26,7 @@ from app.undo.commands import (
 from widgets.node_editor.breadcrumb import Breadcrumb
 from widgets.node_editor.context_menu import ContextMenus
 from widgets.node_editor.edits import CanvasEdits
-from widgets.node_editor.node_types import NodeTypes
+from widgets.node_editor.node_types import NodeTypes, payload_of
 from widgets.node_editor.quick_add import Entry, QuickAdd
 from widgets.node_editor.scene import GraphScene
 from widgets.node_editor.view import GraphView
@@ -249,7 +250,7 @@ class NodeEditor(CanvasEdits, ContextMenus, QWidget):
 
     def _on_view_drop_requested(self, payload: str, scene_pos: QPointF) -> None:
         edge = self.scene.edge_at(scene_pos)
-        if edge is not None and payload.startswith("type:"):  # dropped on a connection
+        if edge is not None and payload.startswith(("type:", "preset:")):  # on a connection
             self.run(lambda: self.insert_into_edge(payload, edge.edge_id, scene_pos))
         else:
             self.run(lambda: self.add(payload, scene_pos))
@@ -271,13 +272,12 @@ class NodeEditor(CanvasEdits, ContextMenus, QWidget):
         self.run(lambda: self.go_up(depth))
 
     def _quick_entries(self, text: str) -> list[Entry]:
-        entries = [
-            (t.name, t.description, f"type:{t.name}") for t in self.types.catalogue.search(text)
-        ]
-        needle = text.strip().lower()
+        entries = [(e.label, e.description, payload_of(e))
+                   for e in self.types.catalogue.find(text)]
+        words = query_words(text)
         entries += [
             (f"{name} (user Cell)", "A saved composite Cell", f"user:{name}")
             for name in self.user_cell_names()
-            if needle in name.lower()
+            if all(word in name.casefold() for word in words)
         ]
         return entries

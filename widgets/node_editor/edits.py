@@ -46,7 +46,8 @@ class CanvasEdits:
         return self.view.mapToScene(self.view.viewport().rect().center())
 
     def add(self, payload: str, scene_pos: QPointF | None = None) -> bool:
-        """Add a palette entry ('type:Dense' or 'user:Name') centred at `scene_pos`."""
+        """Add a palette entry ('type:Dense', 'preset:<label>' or 'user:Name') centred at
+        `scene_pos`."""
         if not self._editable():
             return False
         at = self.view_centre() if scene_pos is None else scene_pos
@@ -54,7 +55,7 @@ class CanvasEdits:
         if kind == "user":
             return self._add_user_cell(name, at)
         try:
-            node = self._in_free_room(self.types.new_node(name, self._corner_for(at)))
+            node = self._in_free_room(self._new_node(payload, self._corner_for(at)))
         except CatalogueError as exc:
             self.message.emit(f"Can't add {name}: {exc}")
             return False
@@ -70,11 +71,22 @@ class CanvasEdits:
             return False
         name = payload.partition(":")[2]
         try:
-            node = self._in_free_room(self.types.new_node(name, self._corner_for(scene_pos)))
+            node = self._in_free_room(self._new_node(payload, self._corner_for(scene_pos)))
         except CatalogueError as exc:
             self.message.emit(f"Can't add {name}: {exc}")
             return False
         return self.splice(node, edge_id)
+
+    def _new_node(self, payload: str, corner: tuple[float, float]) -> Node:
+        """A node for a palette entry: 'type:Dense', or 'preset:<label>' (a type with some
+        values preset); CatalogueError for anything else."""
+        kind, _, name = payload.partition(":")
+        if kind == "preset":
+            preset = self.types.catalogue.preset(name)
+            return self.types.new_node(preset.type_name, corner, dict(preset.params))
+        if kind != "type":
+            raise CatalogueError(f"{payload!r} is not a node the canvas can add")
+        return self.types.new_node(name, corner)
 
     def _in_free_room(self, node: Node) -> Node:
         """`node` moved to the free room nearest where it was to go: none overlaps another."""

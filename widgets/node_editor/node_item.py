@@ -1,5 +1,7 @@
 """A node on the canvas: title, type, ports and a one-line summary, drawn with level of detail.
 
+A node with several outputs shows the shape leaving each output beside its port.
+
 The item shows a document Node; it never writes the document. Its geometry (port
 places) is computed once per change of the node, and the picture is cached by Qt
 (DeviceCoordinateCache), so panning does no Python painting at all.
@@ -44,6 +46,9 @@ class NodeItem(QGraphicsRectItem):
         self.frozen_badge = ""  # '❄' (all Parameters frozen) or '❄ 1/2' (some), else ''
         self.mode_badge = ""  # 'train' / 'predict' on nodes whose behaviour depends on it
         self.highlight: dict[PortKey, bool] = {}  # during a connection drag: port -> allowed
+        # Output port -> its shape ('(N, 4)'), drawn beside the port on nodes with several
+        # outputs (a Split, a composite): each output its own shape, connected or not.
+        self.port_shapes: dict[str, str] = {}
         self.snap = 0.0  # grid step while dragging, 0 for none
         self.on_moved: Callable[[NodeItem], None] | None = None  # set by the scene
         self.set_node(node, kind, summary, category)
@@ -66,6 +71,12 @@ class NodeItem(QGraphicsRectItem):
             self.setToolTip(reason)
             self.update()
 
+    def set_port_shapes(self, shapes: dict[str, str]) -> None:
+        """The shape leaving each output port (those known); the node widens to show them."""
+        if shapes != self.port_shapes:
+            self.port_shapes = dict(shapes)
+            self._layout()
+
     def set_mode_badge(self, text: str) -> None:
         if text != self.mode_badge:
             self.mode_badge = text
@@ -83,7 +94,8 @@ class NodeItem(QGraphicsRectItem):
         """The width the name, type, badge, summary and port labels need."""
         a = style.advance
         label_width = max((a("port", p) for p in self.inputs), default=0.0)
-        label_width += max((a("port", p) for p in self.outputs), default=0.0)
+        label_width += max((a("port", p) + self._shape_width(p) for p in self.outputs),
+                           default=0.0)
         width = max(
             style.NODE_MIN_WIDTH,
             style.metrics("title").horizontalAdvance(self.name) + a("type", self.kind) + 36
@@ -96,6 +108,18 @@ class NodeItem(QGraphicsRectItem):
         r = style.PORT_RADIUS + 2
         self.setRect(QRectF(-r, -8.0, self.width + 2 * r, self.height + 10.0))
         self.update()
+
+    def _shape_width(self, port: str) -> float:
+        """Room the shape pill beside an output port takes (with its gap), 0 for none."""
+        shape = self.port_shapes.get(port)
+        return style.advance("label", shape) + 16 if shape else 0.0
+
+    def shape_rect(self, port: str) -> QRectF:
+        """The pill of an output port's shape, left of the port's name."""
+        centre = self.port_pos(port, True)
+        right = self.width - 12.0 - style.advance("port", port) - 6
+        width = style.advance("label", self.port_shapes.get(port, "")) + 10
+        return QRectF(right - width, centre.y() - 8, width, 16)
 
     def _frozen_width(self) -> float:
         return style.metrics("port").horizontalAdvance(self.frozen_badge) + 10
@@ -253,3 +277,16 @@ class NodeItem(QGraphicsRectItem):
                     box = QRectF(12.0, centre.y() - style.ROW / 2, self.width - 24, style.ROW)
                     side = Qt.AlignmentFlag.AlignRight if output else Qt.AlignmentFlag.AlignLeft
                     painter.drawText(box, side | Qt.AlignmentFlag.AlignVCenter, name)
+                    if output and self.port_shapes.get(name):
+                        self._paint_port_shape(painter, name)
+                        painter.setFont(style.font("port"))
+
+    def _paint_port_shape(self, painter: QPainter, port: str) -> None:
+        """The port's shape on a dark pill, as an edge's shape label looks."""
+        rect = self.shape_rect(port)
+        painter.setPen(QPen(style.NODE_BORDER, 1.0))
+        painter.setBrush(style.LABEL_BG)
+        painter.drawRoundedRect(rect, 4, 4)
+        painter.setPen(style.LABEL_TEXT)
+        painter.setFont(style.font("label"))
+        painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, self.port_shapes[port])

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalogue import CATALOGUE, Catalogue, NodeType
+from app.catalogue.registry import Entry
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node
 from app.document.data import graph_from_data, graph_to_data
 from engine import nn
@@ -25,10 +26,12 @@ MODE_CELLS = (nn.Dropout, nn.BatchNorm1d, nn.BatchNorm2d)
 
 @dataclass
 class Shapes:
-    """Inferred shapes of one graph: a label per edge id and an error per node id."""
+    """Inferred shapes of one graph: a label per edge id, an error per node id, and for
+    nodes with several outputs the shape of each output port (node id -> port -> label)."""
 
     labels: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
+    ports: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 class NodeTypes:
@@ -91,6 +94,14 @@ class NodeTypes:
 _BOUNDARY = (SUBGRAPH_INPUT, SUBGRAPH_OUTPUT)
 
 
+def payload_of(entry: Entry) -> str:
+    """What adding a palette entry asks the canvas for: 'type:Dense', or 'preset:<label>'
+    for a type with some values preset (the payloads `CanvasEdits.add` takes)."""
+    if entry.preset is not None:
+        return f"preset:{entry.preset.label}"
+    return f"type:{entry.node_type.name}"
+
+
 def _shapes_module() -> Any:
     try:
         from app.compiler import shapes
@@ -108,10 +119,19 @@ def infer_shapes(graph: Graph, root: Graph | None = None) -> Shapes:
         report = module.infer_shapes(root if root is not None else graph)
         labels = {edge_id: report.describe(edge_id) for edge_id in graph.edges}
         errors = {nid: report.errors[nid] for nid in graph.nodes if nid in report.errors}
-        return Shapes({k: v for k, v in labels.items() if v}, errors)
+        ports = {nid: port_labels(report, node) for nid, node in graph.nodes.items()
+                 if len(node.outputs) > 1}
+        return Shapes({k: v for k, v in labels.items() if v}, errors, ports)
     except Exception:
         log.exception("shape inference failed")
         return Shapes()
+
+
+def port_labels(report: Any, node: Node) -> dict[str, str]:
+    """The shape leaving each output port of `node` as text ('(N, 4)'), those known."""
+    module = _shapes_module()
+    found = report.output_shapes.get(node.id, {})
+    return {port: module.text(found[port]) for port in node.outputs if port in found}
 
 
 class LiveShapeLabels:
@@ -147,6 +167,8 @@ class LiveShapeLabels:
                 shapes.labels = {edge_id: report.describe(edge_id) for edge_id in graph.edges}
                 shapes.errors = {nid: report.errors[nid] for nid in graph.nodes
                                  if nid in report.errors}
+                shapes.ports = {nid: port_labels(report, node)
+                                for nid, node in graph.nodes.items() if len(node.outputs) > 1}
                 return shapes, None
             node_ids, edge_ids = touched
             for edge_id in edge_ids:
@@ -155,10 +177,15 @@ class LiveShapeLabels:
                 else:
                     shapes.labels.pop(edge_id, None)
             for node_id in node_ids:
-                if node_id in graph.nodes and node_id in report.errors:
+                node = graph.nodes.get(node_id)
+                if node is not None and node_id in report.errors:
                     shapes.errors[node_id] = report.errors[node_id]
                 else:
                     shapes.errors.pop(node_id, None)
+                if node is not None and len(node.outputs) > 1:
+                    shapes.ports[node_id] = port_labels(report, node)
+                else:
+                    shapes.ports.pop(node_id, None)
             return shapes, touched
         except Exception:
             log.exception("shape inference failed")

@@ -159,7 +159,18 @@ class GraphScene(QGraphicsScene):
             item.set_shape_text(labels.get(edge_id, ""), self.details)
         for node_id, item in nodes:
             item.set_error(errors.get(node_id, ""))
+            self._show_port_shapes(node_id, item)
         self.shapes_changed.emit()
+
+    def _show_port_shapes(self, node_id: str, item: NodeItem) -> None:
+        """Each output's shape beside its port (nodes with several outputs); the node may
+        widen for them, and its edges follow its ports."""
+        shapes = self.shapes.ports.get(node_id, {})
+        if shapes != item.port_shapes:
+            width = item.width
+            item.set_port_shapes(shapes)
+            if item.width != width:
+                self._on_item_moved(item)
 
     def _on_shape_timer_timeout(self) -> None:
         self.refresh_shapes(everything=False)
@@ -263,6 +274,7 @@ class GraphScene(QGraphicsScene):
     def _add_node_item(self, node_id: str) -> None:
         item = NodeItem(*self._describe(node_id))
         item.set_error(self.shapes.errors.get(node_id, ""))
+        item.set_port_shapes(self.shapes.ports.get(node_id, {}))
         if node_id in self.frozen:
             item.set_frozen_badge(self.frozen[node_id])
         item.snap = self.snap
