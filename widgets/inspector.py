@@ -1,14 +1,23 @@
 """The Inspector dock: name and hyper-parameters of the selected node, edited through undo.
 
+Only the hyper-parameters that apply in the node's mode show (ParamSpec.when: a
+Conv2d's padding only with pad_mode 'pad'); choosing another mode lays the form out
+again, and a value that no longer applies goes back to its default in the same undo
+step. Each field's tooltip is its docs (app.catalogue.docs).
+
 A typed value is read by the hyper-parameter's own ParamSpec; a value it refuses
-turns the field red with the reason as its tooltip, the reason goes out as `message`
-(to the status bar), and nothing changes. A valid value typed into that field then
-takes the red look away and sends the reason out again as `cleared`, so a status bar
-still showing it can drop it; showing another node forgets the refusals. The form
-follows the document's events, so an undo shows at once. Sections under the form (the
-node's Parameters) stay in view; settings too tall for the dock scroll on their own,
-and a mouse wheel over a field not clicked into scrolls them and changes nothing
-(widgets.form_fields).
+turns the field red with the reason under it and as its tooltip, the reason goes out
+as `message` (to the status bar), and nothing changes. A valid value typed into that
+field then takes the red look away and sends the reason out again as `cleared`, so a
+status bar still showing it can drop it; showing another node forgets the refusals.
+A value the ParamSpec takes but the node's shape rule refuses (a group that does not
+divide the channels) is kept, the node is marked on the canvas, and the reason shows
+here too: under the field just typed (or the first field it names, else above the
+form), with the fields it names marked ⚠; it goes out as `message` when an edit here
+causes it. The form follows the document's events, so an undo shows at once. Sections
+under the form (the node's Parameters) stay in view; settings too tall for the dock
+scroll on their own, and a mouse wheel over a field not clicked into scrolls them and
+changes nothing (widgets.form_fields).
 """
 
 from __future__ import annotations
@@ -27,16 +36,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.catalogue import CATALOGUE, Catalogue, CatalogueError, ParamSpec
-from app.compiler.shapes import fitting_params, infer_shapes
-from app.compiler.size_flow import arriving, following_keys, misfits
-from app.document import EdgeAdded, EdgeRemoved, Graph, Node, ParamChanged, Subscription
+from app.catalogue import CATALOGUE, Catalogue, CatalogueError, NodeType, ParamSpec
+from app.compiler.shapes import LiveShapes, fitting_params, infer_shapes
+from app.compiler.size_flow import arriving, following_keys
+from app.document import Graph, Node, NodeMoved, Subscription
 from app.undo.commands import DocumentCommand, RenameCommand, graph_at, perform
 from app.undo.size_edit import SizeEditCommand
 from widgets.form_fields import Combo
-
-BAD = "QLineEdit, QComboBox { background: #ffe3e3; color: #7a1010; border: 1px solid #ef5350; }"
-MISFIT = "QLineEdit { background: #fff4d6; color: #6b4a00; border: 1px solid #e0a030; }"
+from widgets.inspector_marks import BAD, NOTE, SHAPE, FieldMarks
 
 
 class SettingsArea(QScrollArea):
@@ -71,7 +78,7 @@ class SettingsArea(QScrollArea):
             self.updateGeometry()  # wrapped text: the height the settings need changed
 
 
-class Inspector(QWidget):
+class Inspector(FieldMarks, QWidget):
     message = Signal(str)  # why a typed value was refused
     cleared = Signal(str)  # a message sent before, now out of date: the field took a value
 
@@ -86,18 +93,30 @@ class Inspector(QWidget):
         self._subscription: Subscription | None = None
         self.fields: dict[str, QWidget] = {}  # param name -> its editor ('name' for the name)
         self._refusals: dict[str, str] = {}  # field key -> the message its last value got
+        self.notes: dict[str, QLabel] = {}  # field key -> the row under it, for a reason
+        self._blame: str | None = None  # the field whose edit broke the node's shapes
+        self._live: LiveShapes | None = None  # the shapes of the whole network, kept current
         # Rebuilt after the event, never inside it: the field that made the edit is still
         # in its own signal handler then.
         self._rebuild_timer = QTimer(self)
         self._rebuild_timer.setSingleShot(True)
         self._rebuild_timer.setInterval(0)
         self._rebuild_timer.timeout.connect(self._on_rebuild_timer_timeout)
+        self._marks_timer = QTimer(self)  # another node changed: this one's marks may too
+        self._marks_timer.setSingleShot(True)
+        self._marks_timer.setInterval(0)
+        self._marks_timer.timeout.connect(self._on_marks_timer_timeout)
         self.title = QLabel("Select a node to see its settings.")
         self.title.setObjectName("inspector_title")
         self.title.setWordWrap(True)
         self.description = QLabel("")
         self.description.setWordWrap(True)
         self.description.setStyleSheet("color: palette(placeholder-text);")
+        self.problem = QLabel("")  # the node's shape problem when no field shows it
+        self.problem.setObjectName("inspector_problem")
+        self.problem.setWordWrap(True)
+        self.problem.setStyleSheet(NOTE)
+        self.problem.hide()
         settings = QWidget()
         settings.setObjectName("inspector_settings")
         self._form_host = QWidget(settings)
@@ -106,6 +125,7 @@ class Inspector(QWidget):
         column = QVBoxLayout(settings)
         column.setContentsMargins(0, 0, 0, 0)
         column.addWidget(self.description)
+        column.addWidget(self.problem)
         column.addWidget(self._form_host)
         column.addStretch(1)
         # The title stays at the top and the sections (Parameters) under the settings;
@@ -126,7 +146,10 @@ class Inspector(QWidget):
         self._sections.addWidget(widget, 1)
 
     def set_document(self, root: Graph | None, stack: QUndoStack | None) -> None:
+        if self._live is not None:
+            self._live.close()
         self._root, self._stack = root, stack
+        self._live = LiveShapes(root, catalogue=self.catalogue) if root is not None else None
         self.show_node((), None)
 
     def show_node(self, path: tuple[str, ...], node_id: str | None) -> None:
@@ -135,7 +158,7 @@ class Inspector(QWidget):
             self._subscription.unsubscribe()
             self._subscription = None
         if (tuple(path), node_id) != (self._path, self._node_id):
-            self._refusals = {}  # about fields of the node shown before
+            self._refusals, self._blame = {}, None  # about fields of the node shown before
         self._path, self._node_id = tuple(path), node_id
         graph = self._graph()
         if graph is not None and node_id in graph.nodes:
@@ -160,14 +183,18 @@ class Inspector(QWidget):
 
     def _rebuild(self) -> None:
         self._rebuild_timer.stop()
+        self._marks_timer.stop()
+        # The field being used keeps the focus: a second Down in pad_mode goes on from 'valid'.
+        focused = next((key for key, field in self.fields.items() if field.hasFocus()), None)
         while self.form.rowCount():
             self.form.removeRow(0)
-        self.fields = {}
+        self.fields, self.notes = {}, {}
         node = self.node
         if node is None:
-            self._refusals = {}
+            self._refusals, self._blame = {}, None
             self.title.setText("Select a node to see its settings.")
             self.description.setText("")
+            self.problem.hide()
             return
         kind = node.definition if node.is_composite else node.type
         self.title.setText(f"<b>{node.name}</b> — {kind}")
@@ -176,9 +203,11 @@ class Inspector(QWidget):
         name.editingFinished.connect(self._on_name_editing_finished)
         self.form.addRow("Name", name)
         self.fields["name"] = name
+        self._add_note("name")
         node_type = self.catalogue.get(node.type) if node.type in self.catalogue else None
         self.description.setText(node_type.description if node_type else "")
         if node_type is None or node.is_composite:
+            self._show_marks()
             return
         for spec in node_type.visible_params(node.params):
             value = node.params.get(spec.name, spec.default)
@@ -192,26 +221,12 @@ class Inspector(QWidget):
                 continue
             field = self._field(spec, value)
             field.setObjectName(f"field_{spec.name}")
-            field.setToolTip(spec.description)
             self.form.addRow(spec.name, field)
             self.fields[spec.name] = field
-        self._mark_misfits(node)
-
-    def _mark_misfits(self, node: Node) -> None:
-        """A size that no longer fits what arrives (one the user typed) shows why."""
-        graph = self._graph()
-        if not following_keys(node.type) or graph is None or self._root is None:
-            return
-        report = infer_shapes(self._root)
-        for key, why in misfits(node, arriving(report, graph, node)).items():
-            field = self.fields.get(key)
-            if field is not None:
-                field.setStyleSheet(MISFIT)
-                field.setToolTip(why)
-                label = self.form.labelForField(field)
-                if isinstance(label, QLabel):
-                    label.setText(f"{key} ⚠")
-                    label.setToolTip(why)
+            self._add_note(spec.name)
+        self._show_marks()
+        if focused in self.fields:
+            self.fields[focused].setFocus()
 
     def _field(self, spec: ParamSpec, value: Any) -> QWidget:
         if spec.kind in ("choice", "dtype", "bool"):
@@ -240,11 +255,13 @@ class Inspector(QWidget):
         except CatalogueError as exc:
             self._refuse(spec.name, field, f"{node.name}: {exc}")
             return
-        self._unmark(field, spec.description)
+        self._unmark(spec.name, field)
         if node.params.get(spec.name, spec.default) == value and spec.name in node.params:
             self._resolve(spec.name)
             return
-        command = SizeEditCommand(self._root, self._path, node.id, {spec.name: value})
+        values = {spec.name: value, **_left_behind(self.catalogue.get(node.type), node.params,
+                                                   spec.name, value)}
+        command = SizeEditCommand(self._root, self._path, node.id, values)
         self._push(spec.name, command, field)
 
     def _follow_input(self, node: Node, spec: ParamSpec, field: QWidget) -> None:
@@ -256,7 +273,7 @@ class Inspector(QWidget):
             self._refuse(spec.name, field, f"{node.name}: nothing arrives at its input yet, "
                          f"so {spec.name} has no width to follow; type one.")
             return
-        self._unmark(field, spec.description)
+        self._unmark(spec.name, field)
         command = SizeEditCommand(self._root, self._path, node.id, {spec.name: wanted},
                                   typed=False)
         self._push(spec.name, command, field)
@@ -267,7 +284,7 @@ class Inspector(QWidget):
         if node is None or field is None:
             return
         name = field.text().strip()
-        self._unmark(field, "")
+        self._unmark("name", field)
         if name == node.name:
             self._resolve("name")
             return
@@ -277,25 +294,37 @@ class Inspector(QWidget):
         """Do `command`; `key` names the field it comes from (which the edit may rebuild)."""
         if self._stack is None:
             return
+        node, report = self.node, self._report()
+        before = report.errors.get(node.id) if report is not None and node else None
         try:
             problem = perform(self._stack, command)
         except Exception as exc:  # a bug must not take the window down
             problem = f"{type(exc).__name__}: {exc}"
         if problem:
             self._refuse(key, field, problem)
-        else:
-            self._resolve(key)
+            return
+        self._resolve(key)
+        report = self._report()
+        after = report.errors.get(node.id) if report is not None else None
+        if after and after != before:  # this edit broke the node: say so where it was typed
+            self._blame = key
+            self._resolve(SHAPE)
+            self._refusals[SHAPE] = f"{node.name}: {after}"
+            self.message.emit(self._refusals[SHAPE])
+            self._marks_timer.start()  # shown at once, even if the form is not rebuilt
 
     def _refuse(self, key: str, field: QWidget, message: str) -> None:
         field.setStyleSheet(BAD)
         field.setToolTip(message)
         self._refusals[key] = message
+        self._set_note(key, message)
         self.message.emit(message)
 
-    def _unmark(self, field: QWidget, tooltip: str) -> None:
+    def _unmark(self, key: str, field: QWidget) -> None:
         """The field's normal look: it holds a value the spec reads."""
         field.setStyleSheet("")
-        field.setToolTip(tooltip)
+        field.setToolTip(self._help(key))
+        self._set_note(key, "")
 
     def _resolve(self, key: str) -> None:
         """The field `key` took its value: its earlier refusal, if any, is out of date."""
@@ -304,11 +333,23 @@ class Inspector(QWidget):
             self.cleared.emit(refusal)
 
     def _on_graph_changed(self, event: object) -> None:
-        node = self.node
-        if getattr(event, "node_id", None) == self._node_id or (
-                node is not None and following_keys(node.type)
-                and isinstance(event, ParamChanged | EdgeAdded | EdgeRemoved)):  # fmt: skip
-            self._rebuild_timer.start()  # what arrives may have changed: marks too
+        if getattr(event, "node_id", None) == self._node_id:
+            self._rebuild_timer.start()
+        elif not isinstance(event, NodeMoved) and not self._rebuild_timer.isActive():
+            self._marks_timer.start()  # what arrives may have changed: the marks too
 
     def _on_rebuild_timer_timeout(self) -> None:
         self._rebuild()
+
+    def _on_marks_timer_timeout(self) -> None:
+        self._show_marks()
+
+
+def _left_behind(node_type: NodeType, params: dict, key: str, value: Any) -> dict[str, Any]:
+    """Values that stop applying when `key` becomes `value` (padding when pad_mode leaves
+    'pad'), back to their defaults: hidden from the form, they must not break the node."""
+    now = {**node_type.defaults(), **params}
+    then = {**now, key: value}
+    return {spec.name: spec.default for spec in node_type.params
+            if spec.name != key and spec.applies(now) and not spec.applies(then)
+            and then[spec.name] != spec.default}

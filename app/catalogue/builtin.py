@@ -8,6 +8,7 @@ import dataclasses
 from app.catalogue import kinds
 from app.catalogue.custom_cells import custom_types
 from app.catalogue.kinds import losses
+from app.catalogue.kinds.builtin_tweaks import TWEAKS as BUILTIN_TWEAKS
 from app.catalogue.kinds.common import IN, OUT, XY, Summary, pair, shape, stride
 from app.catalogue.registry import Catalogue
 from app.catalogue.schema import DESCRIPTIONS, read_params
@@ -129,11 +130,13 @@ def _types() -> list[NodeType]:
 
 def _layer_type(name: str, category: str, description: str, summary: Summary) -> NodeType:
     """The node type of the engine.nn class `name`, its hyper-parameters read from the
-    signature unless its family gives them (PARAMS), adjusted by the family's TWEAKS."""
+    signature unless its family gives them (PARAMS), adjusted by the family's TWEAKS (over
+    kinds.builtin_tweaks for the built-in LAYERS)."""
     cls = getattr(nn, name)
     params = kinds.merged("PARAMS").get(name) or read_params(
         cls, kinds.merged("DEFAULTS").get(name))
-    tweaks = kinds.merged("TWEAKS").get(name, {})
+    family, own = kinds.merged("TWEAKS").get(name, {}), BUILTIN_TWEAKS.get(name, {})
+    tweaks = {key: {**own.get(key, {}), **family.get(key, {})} for key in {*own, *family}}
     params = tuple(dataclasses.replace(spec, **tweaks[spec.name]) if spec.name in tweaks
                    else spec for spec in params)
     return NodeType(name, category, description, IN, OUT, params, summary, cell=cls)
