@@ -100,11 +100,14 @@ class Dropout2d(nn.Cell):
 
 # Palette entries: name -> (code, args, description).
 # The code is kept stripped, as a node stores it (a "str" param is stripped).
-READY_MADE: dict[str, str] = {"Threshold": THRESHOLD.strip(), "Dropout2d": DROPOUT2D.strip()}
-_READY_ARGS = {"Threshold": "threshold=0.0, value=0.0", "Dropout2d": "keep_prob=0.8"}
+# (The seeds' Dropout2d is offered as Dropout2dBprop: engine.nn.Dropout2d is a node too.)
+READY_MADE: dict[str, str] = {"Threshold": THRESHOLD.strip(),
+                              "Dropout2dBprop": DROPOUT2D.strip()}
+_READY_ARGS = {"Threshold": "threshold=0.0, value=0.0", "Dropout2dBprop": "keep_prob=0.8"}
 _READY_TEXT = {
     "Threshold": "Custom Cell: x where x > threshold, else value (the seeds' example).",
-    "Dropout2d": "Custom Cell: drops whole channels, with a hand-written bprop (the seeds').",
+    "Dropout2dBprop": "Custom Cell: the seeds' Dropout2d, dropping whole channels with a "
+                      "hand-written bprop.",
 }
 TEMPLATE = '''\
 from engine import nn, ops

@@ -220,7 +220,7 @@ def test_threshold_trains_a_step_in_a_small_network():
 
 
 def test_dropout2d_trains_through_its_own_bprop(monkeypatch):
-    cls = load_custom_cell(READY_MADE["Dropout2d"])
+    cls = load_custom_cell(READY_MADE["Dropout2dBprop"])
     calls = []
     bprop = cls.bprop
 
@@ -231,7 +231,7 @@ def test_dropout2d_trains_through_its_own_bprop(monkeypatch):
     monkeypatch.setattr(cls, "bprop", counted)
     conv = CATALOGUE.new_node("Conv2d", params={"in_channels": 1, "out_channels": 4,
                                                 "has_bias": True})
-    graph, _ = network(conv, CATALOGUE.new_node("Dropout2d"), CATALOGUE.new_node("Flatten"),
+    graph, _ = network(conv, CATALOGUE.new_node("Dropout2dBprop"), CATALOGUE.new_node("Flatten"),
                        CATALOGUE.new_node("Dense", params={"in_channels": 256,
                                                            "out_channels": 10}),
                        shape=(1, 8, 8), loss="CrossEntropyLoss")
@@ -240,7 +240,7 @@ def test_dropout2d_trains_through_its_own_bprop(monkeypatch):
 
 
 def test_checking_shapes_leaves_the_random_streams_alone():
-    graph, _ = network(CATALOGUE.new_node("Dropout2d"), shape=(2, 3, 3), loss="none")
+    graph, _ = network(CATALOGUE.new_node("Dropout2dBprop"), shape=(2, 3, 3), loss="none")
     engine.set_seed(5)
     expected = rng().random(3), np.random.random(3)
     engine.set_seed(5)
@@ -250,7 +250,7 @@ def test_checking_shapes_leaves_the_random_streams_alone():
 
 
 def test_dropout2d_gradient_is_the_formula():
-    cell = load_custom_cell(READY_MADE["Dropout2d"])(0.5)
+    cell = load_custom_cell(READY_MADE["Dropout2dBprop"])(0.5)
     rng = np.random.default_rng(0)
     x = engine.Tensor(rng.standard_normal((3, 4, 2, 2)).astype(np.float32))
     weights = engine.Tensor(rng.standard_normal((3, 4, 2, 2)).astype(np.float32))
@@ -342,7 +342,7 @@ def test_the_python_export_carries_the_code_and_gives_the_apps_outputs(tmp_path)
 def test_the_export_of_a_dropout2d_and_a_clashing_class_name_runs(tmp_path):
     clash = SCALE.replace("class Scale", "class Network")
     cc.trust_code(clash)
-    graph, _ = network(CATALOGUE.new_node("Dropout2d"), custom(clash), shape=(2, 3, 3),
+    graph, _ = network(CATALOGUE.new_node("Dropout2dBprop"), custom(clash), shape=(2, 3, 3),
                        loss="none")
     exported = export_python(Project(graph, name="Network"), tmp_path / "net.py")
     text = exported.script.read_text()

@@ -276,7 +276,7 @@ def test_types_taken_to_have_no_parameters_have_none():
         except Exception:  # noqa: BLE001 - a type the palette can't make with defaults
             continue
         shapes = node_shapes(node)
-        if node_type.name in ("CustomCell", "Threshold", "Dropout2d"):
+        if node_type.name in ("CustomCell", "Threshold", "Dropout2dBprop"):
             assert shapes is None, node_type.name
         elif shapes == {} and node_type.cell is not None:
             cell = node_type.cell(**node_type.values(node.params))
