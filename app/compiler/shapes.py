@@ -147,10 +147,16 @@ class _Inference:
         if rule is None:
             return None  # a user Cell without a shape rule: shapes after it are unknown
         try:
-            return rule(values, ins)
+            outs = rule(values, ins)
         except ShapeError as exc:
             report._fail(node, str(exc))
             return None
+        if node_type.ports is not None and tuple(outs) != node.outputs:  # a hand-edited file
+            report._fail(node, f"Its output ports ({', '.join(node.outputs)}) don't match its "
+                         f"hyper-parameters ({', '.join(outs)}); edit them again to fix "
+                         "the ports.")
+            return None
+        return outs
 
     def _count(self, node: Node, values: Mapping[str, Any]) -> None:
         self.counts[node.id] = (parameter_count(node.type, values), node)
