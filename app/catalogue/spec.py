@@ -391,15 +391,23 @@ class NodeType:
         except Exception:  # a summary must never break drawing a node
             return self.name
 
+    def output_ports(self, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """The output ports a node of this type has with these hyper-parameters: `ports`
+        of its values, or the declared outputs. CatalogueError for a bad value."""
+        if self.ports is None:
+            return tuple(p.name for p in self.outputs)
+        return tuple(self.ports(self.values(params)))
+
     def new_node(self, *, name: str = "", position=(0.0, 0.0),
                  params: Mapping[str, Any] | None = None) -> Node:
         if not self.in_palette:
             raise CatalogueError(f"{self.name} nodes are made by the editor, not from the palette.")
+        values = self.values(params or {})
         return Node(
             self.name,
             name,
             inputs=tuple(p.name for p in self.inputs),
-            outputs=tuple(p.name for p in self.outputs),
-            params=self.values(params or {}),
+            outputs=self.output_ports(values),
+            params=values,
             position=position,
         )
