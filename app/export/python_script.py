@@ -150,7 +150,16 @@ class _Writer:
         if node.type in ops:
             return ops[node.type].format(*args)
         if node.type in kinds.PYTHON_OPS:
-            return kinds.PYTHON_OPS[node.type](values, args)
+            made = kinds.PYTHON_OPS[node.type](values, args)
+            if isinstance(made, str):
+                return made
+            # An op holding a Parameter: a Cell of its own, set up before it is attached
+            # (attaching names its Parameters after the node).
+            cell, setup, call = made
+            init.append(f"        cell = {cell}")
+            init.extend("        " + line.format("cell") for line in setup)
+            init.append(assign.format("cell"))
+            return call.format(attr)
         if node.type == "Concat":
             joined = ", ".join(args) + ("," if len(args) == 1 else "")
             return f"ops.concat(({joined}), {values['axis']!r})"

@@ -150,7 +150,14 @@ class _Writer:
             return ops[node.type].format(*args)
         cell = self.compiled.cells.get(node.id)
         if node.type in kinds.TORCH_OPS:
-            return kinds.TORCH_OPS[node.type](cell, args)
+            made = kinds.TORCH_OPS[node.type](cell, args)
+            if isinstance(made, str):
+                return made
+            module, setup, call = made  # an op holding state: a Module of its own
+            init.append(f"        module = {module}")
+            init.extend("        " + line.format("module") for line in setup)
+            init.append(assign.format("module"))
+            return call.format(attr)
         if node.type == "Concat":
             return f"torch.cat(({x}{',' if len(args) == 1 else ''}), dim={cell.axis})"
         if node.type == "Reshape":

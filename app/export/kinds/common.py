@@ -14,8 +14,10 @@ from app.document import Node
 # spelled out around `x` ('{m}(F.pad({}, …))'), as torch_script._layer returns them.
 TorchLayer = Callable[[Node, Any, str, tuple | None], tuple[str, str]]
 # PyTorch, an op node: fn(cell, argument expressions) -> the expression ('torch.sub(a, b)');
-# for several outputs, an expression giving a tuple.
-TorchOp = Callable[[Any, list[str]], str]
+# for several outputs, an expression giving a tuple. An op holding state (the Constant)
+# gives (its Module's constructor, statements setting it up with '{}' for the Module, the
+# call with '{}' for its attribute 'self.const1') instead.
+TorchOp = Callable[[Any, list[str]], str | tuple[str, list[str], str]]
 # PyTorch state_dict: fn(engine Parameter's local name, its array) -> (torch's local name,
 # the array in torch's layout), or None to leave it out.
 TorchState = Callable[[str, np.ndarray], tuple[str, np.ndarray] | None]
@@ -24,5 +26,6 @@ TorchState = Callable[[str, np.ndarray], tuple[str, np.ndarray] | None]
 # out, **attrs)`, `_param(cell, local, path)`, `_const(name, value)`, `helper`, `onnx`.
 OnnxRule = Callable[[Any, Node, Any, list[tuple[str, tuple]], str], list[str]]
 # Engine script, an op node: fn(parsed values, argument expressions) -> the expression
-# ('ops.sub(a, b)').
-PythonOp = Callable[[Mapping[str, Any], list[str]], str]
+# ('ops.sub(a, b)'); an op holding a Parameter gives (its Cell's constructor, statements
+# setting it up, the call) instead, as TorchOp does.
+PythonOp = Callable[[Mapping[str, Any], list[str]], str | tuple[str, list[str], str]]
