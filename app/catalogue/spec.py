@@ -163,7 +163,11 @@ class ParamSpec:
     _parse_dtype = _parse_choice
 
     def _parse_int_or_pair(self, value: Any) -> int | tuple[int, ...]:
-        lengths = " or ".join(str(n) for n in self.lengths)
+        runs = sorted(set(self.lengths))
+        if len(runs) > 2 and runs == list(range(runs[0], runs[-1] + 1)):
+            lengths = f"{runs[0]} to {runs[-1]}"  # 'axis must be … or 2 to 6 of them'
+        else:
+            lengths = " or ".join(str(n) for n in self.lengths)
         what = f"a whole number{self._limits()} or {lengths} of them"
         try:
             numbers = _numbers(value)

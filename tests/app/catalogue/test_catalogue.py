@@ -146,6 +146,7 @@ def test_params_parse(type_name, param, text, value):
         ("Conv2d", "kernel_size", "1, 2, 3", "kernel_size must be a whole number ≥ 1 or 2"),
         ("Conv2d", "kernel_size", "0", "≥ 1"),
         ("Conv2d", "padding", "1, 1", "or 4 of them"),
+        ("Mean", "axis", "1, 2, 3, 4, 5, 6, 7", "or 2 to 6 of them. 7 numbers were given"),
         ("Dropout", "p", "1.5", "p must be a number between 0 and 1"),
         ("LeakyReLU", "alpha", "nan", "alpha must be a number"),
         ("Input", "shape", "", "shape must be a list of sizes"),
