@@ -45,7 +45,9 @@ def test_every_catalogue_type_compiles_in_a_minimal_graph():
     feeds = {"Conv2d": (1, 6, 6), "MaxPool2d": (3, 6, 6), "AvgPool2d": (3, 6, 6),
              "BatchNorm2d": (8, 4, 4), "BatchNorm1d": (8,), "Dense": (1,), "Reshape": (2, 3),
              "MatMul": (3, 3), "Dropout2d": (3, 4, 4), "Dropout2dBprop": (3, 4, 4),
-             "Dropout3d": (3, 2, 4, 4)}
+             "Dropout3d": (3, 2, 4, 4), "MaxPool3d": (2, 4, 4, 4), "AvgPool3d": (2, 4, 4, 4),
+             "AdaptiveAvgPool2d": (3, 4, 4), "AdaptiveMaxPool2d": (3, 4, 4),
+             "PixelShuffle": (8, 2, 2)}
     for node_type in CATALOGUE.types():
         if node_type.name in ("Input", "Output"):
             continue
