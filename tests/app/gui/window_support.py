@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QComboBox
 
 from app.gui.main_window import MainWindow
 from app.resources_path import resource_path
@@ -57,10 +58,17 @@ def select_node(window: MainWindow, qtbot, name: str) -> str:
 
 
 def type_into_inspector(window: MainWindow, qtbot, key: str, text: str) -> None:
-    """Click into the Inspector's field `key`, replace its text by typing, press Return."""
+    """Click into the Inspector's field `key`, replace its text by typing, press Return.
+    A choice (a combo box) is picked by typing its text into the focused box, as a
+    keyboard user does."""
     inspector = window.workbench.inspector
     qtbot.waitUntil(lambda: key in inspector.fields and not inspector._rebuild_timer.isActive())
     field = inspector.fields[key]
+    if isinstance(field, QComboBox):
+        field.setFocus()
+        QTest.keyClicks(field, text)
+        assert field.currentText().lower() == text.lower(), (key, field.currentText())
+        return
     field.setFocus()
     field.selectAll()
     QTest.keyClick(field, Qt.Key.Key_Backspace)
