@@ -6,6 +6,7 @@ import pytest
 import engine
 from app.catalogue import CATALOGUE, build_catalogue, cell_node_type
 from app.compiler import CompiledNetwork, CompileError, compile_project, infer_shapes
+from app.compiler.shapes import fitting_params
 from app.datasets import make_spirals
 from app.document import Graph, Project
 from app.document.data import graph_from_data, graph_to_data
@@ -47,18 +48,22 @@ def test_every_catalogue_type_compiles_in_a_minimal_graph():
              "MatMul": (3, 3), "Dropout2d": (3, 4, 4), "Dropout2dBprop": (3, 4, 4),
              "Dropout3d": (3, 2, 4, 4), "MaxPool3d": (2, 4, 4, 4), "AvgPool3d": (2, 4, 4, 4),
              "AdaptiveAvgPool2d": (3, 4, 4), "AdaptiveMaxPool2d": (3, 4, 4),
-             "PixelShuffle": (8, 2, 2)}
+             "PixelShuffle": (8, 2, 2), "Conv3d": (2, 4, 4, 4), "Conv2dTranspose": (3, 4, 4),
+             "GroupNorm": (8, 4, 4), "InstanceNorm2d": (8, 4, 4), "LRN": (8, 4, 4)}
     for node_type in CATALOGUE.types():
         if node_type.name in ("Input", "Output"):
             continue
         graph = Graph()
-        source = add(graph, "Input", shape=feeds.get(node_type.name, (3, 4)))
-        node = graph.add_node(CATALOGUE.new_node(node_type.name))
+        feed = feeds.get(node_type.name, (3, 4))
+        source = add(graph, "Input", shape=feed)
+        # Widths that follow what arrives are filled as connecting in the editor fills them.
+        fitted = fitting_params(node_type.name, ("N", *feed))
+        node = graph.add_node(CATALOGUE.new_node(node_type.name, params=fitted))
         for port in node.inputs:
             graph.connect(source.id, "out", node.id, port)
         chain(graph, node, add(graph, "Output", loss="none"))
         compiled = compile_project(Project(graph))
-        out = run(compiled, np.ones((2, *feeds.get(node_type.name, (3, 4))), np.float32))
+        out = run(compiled, np.ones((2, *feed), np.float32))
         wanted = tuple(2 if d == "N" else d for d in compiled.output_shape)  # Constant: (1, …)
         assert out.shape == wanted, node_type.name
         assert compiled.loss_fn is None
