@@ -121,13 +121,20 @@ class _Following(_Inference):
         new = {}
         for key in keys:
             value = wanted.get(key)
-            if (key in node.typed or not isinstance(value, int) or value < 1
-                    or node.params.get(key) == value):
+            if (key in node.typed or not _size(value) or node.params.get(key) == value):
                 continue
             if fitted_then is not None and fitted_then.get(key) != node.params.get(key):
                 continue  # it did not fit before either: set by hand (a file without marks)
             new[key] = value
         return new
+
+
+def _size(value: Any) -> bool:
+    """A width that can follow: a size ≥ 1, or a non-empty tuple of them (LayerNorm's
+    normalized_shape); not a symbolic size ('N', '?')."""
+    if isinstance(value, tuple):
+        return bool(value) and all(_size(v) for v in value)
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
 
 
 def _paths(root: Graph) -> dict[str, tuple[str, ...]]:
