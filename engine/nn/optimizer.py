@@ -1,4 +1,4 @@
-"""`Optimizer`: the base of SGD, Momentum, Adam and AdamW — parameters, learning rate, state.
+"""`Optimizer`: the base of every optimizer — parameters, learning rate, weight decay, state.
 
 Speed: a training step of a small network spends more time in per-array
 Python and NumPy call overhead than in arithmetic, so the optimizer packs the
@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from engine.nn.cell import Cell
+from engine.nn.learning_rate import LearningRateSchedule
 from engine.parameter import Parameter, ParameterTuple
 from engine.tensor import Tensor, wrap
 
@@ -71,6 +72,7 @@ class Optimizer(Cell):
         d["_step"] = 0
         d["_lr_param"] = None
         d["_lr_exact"] = None
+        d["_lr_schedule"] = None  # a LearningRateSchedule called before every step
         d["_lr_seen"] = None  # the float32 value last written, to notice writes from outside
         d["_decay_flags"] = tuple(not _no_decay_for(p.name) for p in params)
         # Per-parameter state arrays (views into the buckets' buffers while trainable).
@@ -88,20 +90,35 @@ class Optimizer(Cell):
 
     # -- learning rate -----------------------------------------------------------
     @property
-    def learning_rate(self) -> Parameter:
-        """The learning rate as a float32 Parameter (a 1-D one for a per-step schedule).
+    def learning_rate(self):
+        """The learning rate: a float32 Parameter (1-D for a per-step list), or the schedule.
 
-        Assign a number to change it (`optimizer.learning_rate = 0.01`), or
-        write into it with `ops.assign`; the next step uses the new value.
+        Assign a number, a list or a LearningRateSchedule to change it
+        (`optimizer.learning_rate = 0.01`), or write into the Parameter with `ops.assign`;
+        the next step uses the new value.
         """
-        return self._lr_param
+        return self._lr_schedule if self._lr_schedule is not None else self._lr_param
 
     @learning_rate.setter
     def learning_rate(self, value) -> None:
         self.set_learning_rate(value)
 
     def set_learning_rate(self, learning_rate) -> None:
-        """Set a fixed learning rate (a number or 0-d Tensor) or a per-step list / 1-D Tensor."""
+        """Set a fixed rate (a number or 0-d Tensor), a per-step list / 1-D Tensor, or a
+        LearningRateSchedule (called with the step count before every step)."""
+        d = self.__dict__
+        if isinstance(learning_rate, LearningRateSchedule):
+            d["_lr_schedule"] = learning_rate
+            return
+        if type(learning_rate) is float and d["_lr_param"] is not None \
+                and d["_lr_exact"].ndim == 0 and d["_lr_schedule"] is None:  # fmt: skip
+            # The common case, e.g. a trainer's rate per step: no arrays made.
+            if not (math.isfinite(learning_rate) and learning_rate >= 0):
+                raise ValueError(f"learning_rate must be finite and >= 0, got {learning_rate}")
+            d["_lr_param"]._data[()] = learning_rate
+            d["_lr_exact"] = np.array(learning_rate)
+            d["_lr_seen"] = float(np.float32(learning_rate))
+            return
         if isinstance(learning_rate, Tensor):
             exact = np.array(learning_rate._data, dtype=np.float64)
         elif isinstance(learning_rate, (int, float, np.number)) and not isinstance(
@@ -111,15 +128,14 @@ class Optimizer(Cell):
             exact = np.array(learning_rate, dtype=np.float64)
         else:
             raise TypeError(
-                "learning_rate must be a number, a list of numbers or a Tensor, got "
-                f"{type(learning_rate).__name__}"
+                "learning_rate must be a number, a list of numbers, a Tensor or a "
+                f"LearningRateSchedule, got {type(learning_rate).__name__}"
             )
         if exact.ndim > 1 or (exact.ndim == 1 and exact.size == 0):
             raise ValueError(f"learning_rate must be a scalar or a non-empty 1-D list, got "
                              f"shape {exact.shape}")
         if not np.all(np.isfinite(exact)) or np.any(exact < 0):
             raise ValueError(f"learning_rate must be finite and >= 0, got {exact.tolist()}")
-        d = self.__dict__
         old = d["_lr_param"]
         if old is not None and old._data.shape == exact.shape:
             old.set_data(exact.astype(np.float32))
@@ -128,8 +144,16 @@ class Optimizer(Cell):
                                        requires_grad=False)
         d["_lr_exact"] = exact
         d["_lr_seen"] = float(np.float32(exact)) if exact.ndim == 0 else exact.astype(np.float32)
+        d["_lr_schedule"] = None
 
     def _lr_at(self, step: int) -> float:
+        schedule = self._lr_schedule
+        if schedule is not None:
+            rate = float(np.asarray(schedule(Tensor(np.array(step, dtype=np.int32)))._data))
+            if not (math.isfinite(rate) and rate >= 0):
+                raise ValueError(f"the learning-rate schedule gave {rate} for step {step}; "
+                                 "a rate must be finite and >= 0")  # fmt: skip
+            return rate
         # The exact (float64) value set here is used unless the float32 Parameter was written
         # from outside (ops.assign, set_data), in which case its new value is taken.
         raw = self._lr_param._data
@@ -314,7 +338,8 @@ class Optimizer(Cell):
         out = {
             "type": type(self).__name__,
             "step": np.array(self._step, dtype=np.int64),
-            "learning_rate": np.array(self._lr_exact, dtype=np.float64),
+            "learning_rate": np.array(self._lr_exact if self._lr_schedule is None
+                                      else self._lr_at(self._step), dtype=np.float64),
         }
         for slot in self._slot_names:
             out[slot] = {n: np.array(self._slot_array(slot, i)) for i, n in enumerate(names)}
@@ -349,7 +374,7 @@ class Optimizer(Cell):
             slots[slot] = self._check_slot(state[slot], slot, names, who)
         extra = self._check_extra_state(state, names, who)
         # Everything checked: now write.
-        if lr is not None:
+        if lr is not None and self._lr_schedule is None:  # a schedule sets its own rate
             self.set_learning_rate(lr.astype(np.float64))
         for slot, values in slots.items():
             arrays = self._state[slot]
@@ -398,7 +423,8 @@ class Optimizer(Cell):
         pass
 
     def extend_repr(self) -> str:
-        return f"learning_rate={float(self._lr_exact) if self._lr_exact.ndim == 0 else 'dynamic'}"
+        fixed = self._lr_schedule is None and self._lr_exact.ndim == 0
+        return f"learning_rate={float(self._lr_exact) if fixed else 'dynamic'}"
 
 
 def _parameter_list(parameters, who: str) -> list:
