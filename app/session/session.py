@@ -131,6 +131,7 @@ class TrainingSession:
             metrics=self.metrics, emit=self._emit, captures=self.captures,
             input_dtype=self.compiled.input_dtypes[0], snapshot=self.snapshot,
             handover=self._handover, hand_over=self._hand_over_from_run,
+            schedule=self.settings.schedule(), grad_clip=self.settings.clipping(),
         )  # fmt: skip
         self._control = RunControl()
         self._thread: threading.Thread | None = None

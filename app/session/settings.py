@@ -8,7 +8,18 @@
      "loss": "CrossEntropyLoss", "optimizer": "Adam", "optimizer_options": {},
      "learning_rate": 0.01, "batch_size": 32, "epochs": 10,
      "validation_fraction": 0.2, "seed": 0, "history_steps": 2000,
+     "grad_clip": {"mode": "none" | "norm" | "value", "value": 1.0},
+     "lr_schedule": {"kind": "constant" | "step" | "exponential" | "cosine",
+                     <its parameters: app.catalogue.training>, "warmup_steps": 0},
      "state": {...}}    # progress written by the session, see app.session.progress
+
+`grad_clip` clips the gradients before every update: "norm" scales them so their global
+L2 norm is at most `value` (ops.clip_by_global_norm), "value" clamps each element into
+[-value, value] (ops.clip_by_value). `lr_schedule` moves the learning rate over the run
+(see `RateSchedule`): the Run dock's learning rate is its base rate, so a rate typed
+while training runs rescales the whole schedule from the next step on. A schedule spans a
+run of `epochs` epochs: a run that goes on after a pause or a stop goes on along it, a
+new run (Start after one that finished) follows it from its start again.
 
 A relative CSV/NPZ path is read from the project file's folder. `history_steps` is how
 many steps every curve and hook capture keeps exactly at the start and at the end of a
@@ -23,28 +34,46 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from app.catalogue import LOSSES as CATALOGUE_LOSSES
+from app.catalogue import training as training_choices
+from app.catalogue.training import (
+    CLIP_MODES,
+    OPTIMIZERS,
+    SCHEDULE_KINDS,
+    SCHEDULE_OPTIONS,
+    RateSchedule,
+    SettingRefused,
+    optimizer_keywords,
+)
 from app.datasets import Dataset
 from app.datasets.loading import DatasetRefused, read_dataset
 from app.session.history import HISTORY_STEPS
+from app.session.progress import TrainingState
 from engine import nn
 
 LOSSES = tuple(CATALOGUE_LOSSES)  # every loss the Output node offers
-OPTIMIZERS = ("SGD", "Momentum", "Adam", "AdamW")
 SETTING_KEYS = (
     "dataset", "loss", "optimizer", "optimizer_options", "learning_rate", "batch_size",
-    "epochs", "validation_fraction", "seed", "history_steps", "state",
+    "epochs", "validation_fraction", "seed", "history_steps", "grad_clip", "lr_schedule",
+    "state",
 )  # fmt: skip
 HISTORY_STEPS_RANGE = (100, 1_000_000)
 DEFAULTS: dict[str, Any] = {
-    "optimizer": "Adam",
-    "learning_rate": 0.01,
+    **training_choices.DEFAULTS,  # optimizer, learning_rate, epochs, grad_clip, lr_schedule
     "batch_size": 32,
-    "epochs": 10,
     "validation_fraction": 0.2,
     "seed": 0,
     "history_steps": HISTORY_STEPS,
 }
+__all__ = [
+    "CLIP_MODES", "DEFAULTS", "HISTORY_STEPS_RANGE", "LOSSES", "OPTIMIZERS", "SCHEDULE_KINDS",
+    "SCHEDULE_OPTIONS", "SETTING_KEYS", "RateSchedule", "SchedulePlan", "TrainingError",
+    "TrainingSettings", "check_grad_clip", "check_history_steps", "check_learning_rate",
+    "check_lr_schedule", "load_dataset", "make_loss", "make_optimizer", "plan_for",
+    "run_start_epoch", "steps_per_epoch",
+]  # fmt: skip
 
 
 class TrainingError(Exception):
@@ -65,6 +94,9 @@ class TrainingSettings:
     validation_fraction: float = DEFAULTS["validation_fraction"]
     seed: int = DEFAULTS["seed"]
     history_steps: int = DEFAULTS["history_steps"]
+    grad_clip: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS["grad_clip"]))
+    lr_schedule: Mapping[str, Any] = field(
+        default_factory=lambda: dict(DEFAULTS["lr_schedule"]))
 
     @classmethod
     def from_project(cls, training: Mapping[str, Any]) -> TrainingSettings:
@@ -91,11 +123,24 @@ class TrainingSettings:
         _whole(self.epochs, "number of epochs", 1)
         _whole(self.seed, "seed", 0)
         check_history_steps(self.history_steps)
+        check_grad_clip(self.grad_clip)
+        check_lr_schedule(self.lr_schedule)
         fraction = self.validation_fraction
         if not _number(fraction) or not 0.0 <= fraction < 1.0:
             raise TrainingError(
                 f"The validation fraction must be at least 0 and below 1, not {fraction!r}."
             )
+
+    def schedule(self) -> RateSchedule:
+        """The learning-rate schedule over `epochs` epochs (the settings are checked)."""
+        spec = check_lr_schedule(self.lr_schedule)
+        options = {k: v for k, v in spec.items() if k not in ("kind", "warmup_steps")}
+        return RateSchedule(spec["kind"], options, spec["warmup_steps"], self.epochs)
+
+    def clipping(self) -> tuple[str, float]:
+        """(mode, value) of the gradient clipping: ('none', …), ('norm', …) or ('value', …)."""
+        spec = check_grad_clip(self.grad_clip)
+        return spec["mode"], spec["value"]
 
     def describe_dataset(self) -> str:
         spec = self.dataset
@@ -127,6 +172,73 @@ def check_history_steps(value: Any) -> int:
     return value
 
 
+def check_grad_clip(value: Any) -> dict[str, Any]:
+    """The `grad_clip` setting with its defaults filled in, or TrainingError saying why not."""
+    try:
+        return training_choices.check_grad_clip(value)
+    except SettingRefused as exc:
+        raise TrainingError(str(exc)) from None
+
+
+def check_lr_schedule(value: Any) -> dict[str, Any]:
+    """The `lr_schedule` setting with its kind's defaults filled in, or TrainingError."""
+    try:
+        return training_choices.check_lr_schedule(value)
+    except SettingRefused as exc:
+        raise TrainingError(str(exc)) from None
+
+
+@dataclass(frozen=True, eq=False)
+class SchedulePlan:
+    """A run's planned learning rate per step (`rates[0]` is step 1's), for a view to draw."""
+
+    rates: np.ndarray
+    steps_per_epoch: int
+    text: str  # e.g. 'warmup 100 steps, then cosine down to 0×'
+    first_step: int = 1  # the project's step number of `rates[0]` (its run's first step)
+
+    def same_as(self, other: SchedulePlan | None) -> bool:
+        return (other is not None and self.text == other.text
+                and (self.steps_per_epoch, self.first_step)
+                == (other.steps_per_epoch, other.first_step)
+                and np.array_equal(self.rates, other.rates))  # fmt: skip
+
+
+def plan_for(training: Mapping[str, Any], samples: int) -> SchedulePlan | None:
+    """The rates `training` plans over a data set of `samples` samples; None for a constant
+    rate (nothing to plan). TrainingError if a setting is refused."""
+    settings = TrainingSettings.from_project({**training, "dataset": training.get("dataset")
+                                              or "-"})  # fmt: skip
+    schedule = settings.schedule()
+    if schedule.constant:
+        return None
+    per_epoch = steps_per_epoch(samples, settings.validation_fraction, settings.batch_size)
+    try:
+        state = TrainingState.from_json(training.get("state"))
+    except ValueError:  # damaged progress: a session would refuse it; plan a fresh run
+        state = TrainingState()
+    state.use_batch_size(settings.batch_size)  # as the session does
+    target = state.target_epoch if state.unfinished else state.epoch + settings.epochs
+    start = run_start_epoch(state.epoch, target, settings.epochs)
+    done = (state.epoch - start) * per_epoch + state.batch  # steps of the run already taken
+    rates = schedule.rates(settings.learning_rate, per_epoch, (target - start) * per_epoch)
+    return SchedulePlan(rates, per_epoch, schedule.describe(), max(state.step - done, 0) + 1)
+
+
+def run_start_epoch(epoch: int, target_epoch: int, epochs: int) -> int:
+    """The epoch at which the schedule of a run heading for `target_epoch` began, the run
+    being at `epoch`: `epochs` before the target for a run that goes on (after a pause or
+    a stop), `epoch` itself for a new one (and for one longer than `epochs`)."""
+    return min(epoch, max(target_epoch - epochs, 0))
+
+
+def steps_per_epoch(samples: int, validation_fraction: float, batch_size: int) -> int:
+    """Training steps per epoch of a data set of `samples`, as the session splits it
+    (Dataset.split holds round(samples * fraction) back) and batches it."""
+    held = round(samples * validation_fraction) if validation_fraction else 0
+    return max(-(-(samples - held) // batch_size), 1)
+
+
 def load_dataset(spec: str | Mapping[str, Any], folder: Path | None = None) -> Dataset:
     """The data set a `dataset` setting names; TrainingError with the reason if it can't be had."""
     try:
@@ -138,13 +250,13 @@ def load_dataset(spec: str | Mapping[str, Any], folder: Path | None = None) -> D
 def make_loss(name: str) -> nn.Cell:
     if name == "SoftmaxCrossEntropyWithLogits":
         return nn.SoftmaxCrossEntropyWithLogits(sparse=True, reduction="mean")
+    if name == "SmoothL1Loss":  # MindSpore's default reduction is 'none': training needs one
+        return nn.SmoothL1Loss(reduction="mean")
     return getattr(nn, name)()
 
 
 def make_optimizer(settings: TrainingSettings, params: list) -> nn.Optimizer:
-    options = dict(settings.optimizer_options)
-    if settings.optimizer == "Momentum":
-        options.setdefault("momentum", 0.9)
+    options = optimizer_keywords(settings.optimizer, settings.optimizer_options)
     try:
         return getattr(nn, settings.optimizer)(
             params, learning_rate=float(settings.learning_rate), **options

@@ -7,6 +7,14 @@ step that fails — a NaN or infinite loss, gradient or weight, or any exception
 one raised in a hook — is undone and the weights stay those of the last good step.
 What else a step changes (BatchNorm's moving statistics) is checked to be finite too.
 
+The learning rate of each step is the base rate (`learning_rate`, which the Run dock
+sets, also while a run goes on) times the schedule's factor for that step, from an array
+made once per run; the schedule counts the steps of the run of `epochs` epochs it spans
+(app.session.settings.run_start_epoch), so a run that goes on after a pause or stop goes
+on along it and a new one starts it again. Gradients are clipped, if asked, after they
+are found finite and before the update. The rate a step used goes into the metrics and
+its Progress event.
+
 Ctrl+C (KeyboardInterrupt), `sys.exit()` in a hook or custom Cell (SystemExit) and any
 other BaseException end the run the same way — step undone, `on_end` called, ending
 event emitted — and are then raised again to `run`'s caller.
@@ -42,6 +50,7 @@ from app.session.hook_captures import HookCaptures
 from app.session.metrics import Metrics
 from app.session.progress import EpochTally, TrainingState
 from app.session.run_control import RunControl
+from app.session.settings import RateSchedule, run_start_epoch
 from app.session.snapshot import ParameterSnapshot
 from app.session.targets import Targets
 from engine import _random
@@ -80,7 +89,9 @@ class Trainer:
                  captures: HookCaptures | None = None, input_dtype: str = "float32",
                  snapshot: ParameterSnapshot | None = None,
                  handover: Handover | None = None,
-                 hand_over: Callable[[], None] | None = None) -> None:
+                 hand_over: Callable[[], None] | None = None,
+                 schedule: RateSchedule | None = None,
+                 grad_clip: tuple[str, float] = ("none", 1.0)) -> None:
         self.network = network
         self.loss_fn = loss_fn
         self.optimizer = optimizer
@@ -100,7 +111,14 @@ class Trainer:
         self._emit = emit
         self.targets = Targets(type(loss_fn).__name__, train_set.task)
         # The exact number set, not the optimizer's float32 copy: AdamW's decay uses it as is.
+        # With a schedule, this is its base rate; `rate` is what the last step used.
         self.learning_rate = float(np.asarray(optimizer.state_dict()["learning_rate"]))
+        self.rate = self.learning_rate
+        self.schedule = schedule if schedule is not None and not schedule.constant else None
+        self._factors: np.ndarray | None = None  # per step of the run, made as it starts
+        self._schedule_start = 0  # the epoch the schedule's first step is in
+        self._per_epoch = 1
+        self._clip_mode, self._clip_value = grad_clip
         self._in_step = False
         self._interruption: BaseException | None = None  # to raise again once reported
         self._failed_batch: np.ndarray | None = None  # the input of a step that went non-finite
@@ -172,6 +190,12 @@ class Trainer:
         run_step = 0
         was_training = self.network.training
         try:
+            if self.schedule is not None:  # once per run: a step only looks its factor up
+                self._per_epoch = per_epoch
+                start = self._schedule_start = run_start_epoch(state.epoch, target_epoch,
+                                                               self.schedule.epochs)
+                self._factors = self.schedule.factors(per_epoch,
+                                                      (target_epoch - start) * per_epoch)
             self._emit(TrainingStarted(state.step, state.epoch, target_epoch, planned,
                                        per_epoch, self.train_set.describe()))  # fmt: skip
             self.network.set_train(True)
@@ -224,9 +248,20 @@ class Trainer:
             self._hand_over()
 
     def set_learning_rate(self, value: float) -> None:
-        """Use `value` from the next step on (call between steps, on the training thread)."""
-        self.optimizer.learning_rate = value
+        """Use `value` (the schedule's base rate) from the next step on (call between steps,
+        on the training thread)."""
         self.learning_rate = float(value)
+        if self.schedule is None:
+            self.optimizer.learning_rate = value
+            self.rate = self.learning_rate
+
+    def _scheduled_rate(self) -> float:
+        """The rate for the next step: the base rate times its factor."""
+        factors, state = self._factors, self.state
+        if factors is None or not len(factors):
+            return self.learning_rate
+        index = (state.epoch - self._schedule_start) * self._per_epoch + state.batch
+        return self.learning_rate * float(factors[min(max(index, 0), len(factors) - 1)])
 
     def _train_step(self, x: np.ndarray, y: np.ndarray) -> None:
         state = self.state
@@ -235,6 +270,11 @@ class Trainer:
             self.captures.step = step
         for param, saved in zip(self._params, self._backup, strict=True):
             np.copyto(saved, param.asnumpy())
+        if self.schedule is not None:
+            rate = self._scheduled_rate()
+            if rate != self.rate:
+                self.optimizer.learning_rate = rate
+                self.rate = rate
         self._in_step = True
         try:  # until the step is counted: else weights and count would disagree
             value, logits = self._checked_step(x, y)
@@ -249,7 +289,7 @@ class Trainer:
         state.batch += 1
         state.tally.add(value, len(x), correct)
         accuracy = None if correct is None else correct / len(x)
-        self.metrics.add_step(step, state.epoch + 1, value, accuracy, self.learning_rate)
+        self.metrics.add_step(step, state.epoch + 1, value, accuracy, self.rate)
         self._last = (value, accuracy)
 
     def _checked_step(self, x: np.ndarray, y: np.ndarray) -> tuple[float, engine.Tensor]:
@@ -266,6 +306,11 @@ class Trainer:
             for param, grad in zip(self.optimizer.parameters, grads, strict=True):
                 if not np.isfinite(grad.asnumpy()).all():
                     raise NotFinite(f"the gradient of {param.name} became infinite or NaN")
+            if self._clip_mode == "norm":
+                grads = engine.ops.clip_by_global_norm(grads, self._clip_value)
+            elif self._clip_mode == "value":
+                grads = engine.ops.clip_by_value(tuple(grads), -self._clip_value,
+                                                 self._clip_value)  # fmt: skip
             self.optimizer(grads)
             for param in self.optimizer.parameters:
                 if not np.isfinite(param.asnumpy()).all():
@@ -284,7 +329,7 @@ class Trainer:
         tally = state.tally
         mean_accuracy = None if accuracy is None else tally.accuracy()
         self._emit(Progress(state.step, run_step, planned, state.epoch + 1, state.batch,
-                            per_epoch, loss, accuracy, self.learning_rate, tally.loss,
+                            per_epoch, loss, accuracy, self.rate, tally.loss,
                             mean_accuracy))  # fmt: skip
 
     def _restore(self) -> None:

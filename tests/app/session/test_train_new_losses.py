@@ -98,3 +98,14 @@ def test_kl_div_compares_with_the_one_hot_distribution_of_the_labels():
     np.testing.assert_array_equal(labels, [[0, 1], [1, 0], [0, 1]])
     nll = TrainingSession(project_with(LOG_SOFTMAX, "NLLLoss"))
     np.testing.assert_array_equal(nll.targets.for_loss(y, (3, 2)).asnumpy(), y)
+
+
+def test_smooth_l1_chosen_in_the_run_dock_trains_on_a_mean_not_mindspores_none():
+    project = project_with(None, "none", outputs=1, inputs=1, dataset="sine")
+    project.training["loss"] = "SmoothL1Loss"  # the Run dock's choice, over the Output's none
+    session = TrainingSession(project)
+    assert type(session.loss_fn).__name__ == "SmoothL1Loss"
+    assert session.loss_fn.reduction == "mean"
+    assert session.run().reason == COMPLETED
+    losses = session.metrics.epochs.snapshot()[:, EPOCH_COLUMNS.index("loss")]
+    assert np.isfinite(losses).all() and losses[-1] < losses[0]
