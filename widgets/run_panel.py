@@ -12,18 +12,22 @@ again (Enter, then leaving the field) sends nothing; if the app refuses an edit 
 Changing the optimizer first emits "optimizer_options" with the options the new
 optimizer also takes (others dropped, as are values equal to its defaults), if that
 differs from the current options, and then "optimizer": both come from one choice,
-and each step leaves settings the engine accepts.
+and each step leaves settings the engine accepts. The schedule and clipping fields are
+a group of their own (widgets.run_schedule); each of their edits emits the whole new
+"lr_schedule" or "grad_clip" setting.
+
+Whenever the settings it shows change, the panel works out the run's planned learning
+rate per step (epochs × steps per epoch of the data set it loaded) and emits
+`schedule_planned` with it (None for a constant rate), for the Plots area to draw.
 """
 
 from __future__ import annotations
 
 import copy
-import inspect
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -38,9 +42,12 @@ from PySide6.QtWidgets import (
 
 from app.datasets import Dataset
 from app.session import DEFAULTS, LOSSES, OPTIMIZERS, TrainingError, TrainingSettings
-from app.session.settings import HISTORY_STEPS_RANGE, check_learning_rate, make_optimizer
-from engine import nn
-from engine.parameter import Parameter
+from app.session.settings import (
+    HISTORY_STEPS_RANGE,
+    SchedulePlan,
+    check_learning_rate,
+    plan_for,
+)
 from widgets.dataset_form import DatasetForm
 from widgets.form_fields import (
     Combo,
@@ -54,46 +61,23 @@ from widgets.form_fields import (
     set_tip,
     show_refusal,
 )
+from widgets.run_options import (
+    OPTION_LOOKS,
+    SHOWN_OPTIONS,
+    optimizer_defaults,
+    optimizer_problem,
+)
+from widgets.run_schedule import ScheduleForm
 
 MAX_INT = 2**31 - 1
 LOCKED_STYLE = (
     "QLabel { background: #fff4d6; color: #5c4400; border: 1px solid #e0c060;"
     " border-radius: 3px; padding: 6px; }"
 )
-# The options shown for each optimizer, in order; others a project holds (loss_scale, …)
-# are kept as they are.
-SHOWN_OPTIONS = {
-    "SGD": ("momentum", "dampening", "nesterov", "weight_decay"),
-    "Momentum": ("momentum", "use_nesterov", "weight_decay"),
-    "Adam": ("beta1", "beta2", "eps", "weight_decay", "use_nesterov"),
-    "AdamW": ("beta1", "beta2", "eps", "weight_decay"),
-}
-# option -> (label, minimum, maximum, step, tooltip); a bool option is a check box
-OPTION_LOOKS: dict[str, tuple] = {
-    "momentum": ("Momentum", 0.0, 1.0, 0.05, "How much of the previous step carries on."),
-    "dampening": ("Dampening", 0.0, 1.0, 0.05, "How much of each new gradient is held back."),
-    "weight_decay": ("Weight decay", 0.0, 1.0, 1e-4, "Pulls every weight towards zero."),
-    "beta1": ("Beta 1", 0.0, 1.0, 0.01, "Decay of the running mean of the gradients."),
-    "beta2": ("Beta 2", 0.0, 1.0, 0.001, "Decay of the running mean of squared gradients."),
-    "eps": ("Epsilon", 0.0, 1.0, 1e-8, "Added to the divisor so it is never zero."),
-    "nesterov": ("Nesterov", "Look ahead along the momentum (needs momentum > 0)."),
-    "use_nesterov": ("Nesterov", "Look ahead along the momentum."),
-}
-
-
-def optimizer_defaults(name: str) -> dict[str, Any]:
-    """Every keyword option the optimizer `name` takes, with its default value."""
-    params = inspect.signature(getattr(nn, name).__init__).parameters
-    skip = ("self", "params", "learning_rate")
-    defaults = {k: p.default for k, p in params.items() if k not in skip}
-    if name == "Momentum":
-        defaults["momentum"] = 0.9  # required by the engine; make_optimizer fills in 0.9
-    return defaults
-
-
 class RunPanel(QWidget):
     setting_changed = Signal(str, object)  # (key, value); loss None: the Output node's loss
     message = Signal(str)  # why a typed value was refused, for the status bar
+    schedule_planned = Signal(object)  # SchedulePlan of the shown settings, or None
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -103,6 +87,7 @@ class RunPanel(QWidget):
         self._locked: str | None = None
         self._output_loss: str | None = None
         self._refused_rate: str | None = None
+        self._plan: SchedulePlan | None = None
         self.fields: dict[str, QWidget] = {}
         self._build()
         self.set_settings({})
@@ -118,9 +103,12 @@ class RunPanel(QWidget):
             self._fill_choices()
             self._fill_option_fields()
             self._fill_numbers()
+            self.schedule.show_settings(self._training.get("lr_schedule"),
+                                        self._training.get("grad_clip"))  # fmt: skip
         finally:
             self._filling = False
         self._apply_lock()
+        self._update_plan()
 
     def set_output_loss(self, name: str | None) -> None:
         self._output_loss = name
@@ -132,6 +120,11 @@ class RunPanel(QWidget):
         self.locked_label.setText(reason or "")
         self.locked_label.setVisible(bool(reason))
         self._apply_lock()
+
+    @property
+    def plan(self) -> SchedulePlan | None:
+        """The planned learning rate per step of the shown settings (None: constant)."""
+        return self._plan
 
     @property
     def dataset(self) -> Dataset | None:
@@ -167,6 +160,11 @@ class RunPanel(QWidget):
         column.addWidget(data_group)
         column.addWidget(self._optimizer_group())
         column.addWidget(self._schedule_group())
+        self.schedule = ScheduleForm()
+        self.schedule.changed.connect(self._emit)
+        self.schedule.message.connect(self.message)
+        self.fields.update(self.schedule.fields)
+        column.addWidget(self.schedule)
         column.addStretch(1)
         scroll_in(self, content)  # a short dock scrolls the settings, never the Inspector
 
@@ -183,7 +181,8 @@ class RunPanel(QWidget):
             optimizer.addItem(name, name)
         optimizer.activated.connect(self._on_optimizer_activated)
         rate = self._add_field("learning_rate", QLineEdit(), "Learning rate")
-        set_tip(rate, "Step size, e.g. 0.01 or 1e-3. It can be changed while training runs.")
+        set_tip(rate, "Step size, e.g. 0.01 or 1e-3; a schedule's base rate. It can be changed "
+                      "while training runs.")
         rate.editingFinished.connect(self._on_learning_rate_editing_finished)
         # The loss gets a whole row: "Output node's (CrossEntropyLoss)" is long for a dock.
         self.optimizer_form.addRow(QLabel("Loss"))
@@ -291,6 +290,20 @@ class RunPanel(QWidget):
         # Kept at once, so a second commit of the same value is seen as no change.
         self._training[key] = copy.deepcopy(value)
         self.setting_changed.emit(key, value)
+        self._update_plan()  # e.g. a rate typed while training runs: no refill follows
+
+    def _update_plan(self) -> None:
+        dataset = self.data.dataset
+        plan = None
+        if dataset is not None and len(dataset):
+            try:
+                plan = plan_for(self._training, len(dataset))
+            except TrainingError:  # the form already says what is wrong
+                plan = None
+        if plan is None and self._plan is None or plan is not None and plan.same_as(self._plan):
+            return
+        self._plan = plan
+        self.schedule_planned.emit(plan)
 
     def _on_data_chosen(self, spec: Any) -> None:
         self._emit("dataset", spec)
@@ -329,7 +342,7 @@ class RunPanel(QWidget):
         options = {**current, option: value}
         if value == optimizer_defaults(name)[option]:
             del options[option]
-        problem = _optimizer_problem(name, options)
+        problem = optimizer_problem(name, options)
         if problem:
             self._refuse(field, problem)
             return
@@ -369,7 +382,7 @@ class RunPanel(QWidget):
                 problem = str(exc)
         elif key.startswith("optimizer_options."):
             options = {**self._options(), key.split(".", 1)[1]: typed}
-            problem = _optimizer_problem(self._value("optimizer"), options)
+            problem = optimizer_problem(self._value("optimizer"), options)
         if problem is None:
             box = self.fields[key]
             low, high = format_number(box.minimum()), format_number(box.maximum())
@@ -397,16 +410,3 @@ def _select(combo: QComboBox, value: Any, known: int) -> None:
         combo.addItem(f"{value} (unknown)", value)
         index = combo.count() - 1
     combo.setCurrentIndex(index)
-
-
-def _optimizer_problem(name: str, options: Mapping[str, Any]) -> str | None:
-    """Why the engine refuses these options (its own words), or None."""
-    settings = TrainingSettings(dataset="", optimizer=name, optimizer_options=options)
-    probe = Parameter(np.zeros(1, np.float32), name="probe")
-    try:
-        make_optimizer(settings, [probe])
-    except TrainingError as exc:
-        return str(exc)
-    except Exception as exc:  # e.g. float("abc") inside the engine
-        return f"The {name} optimizer can't be made: {exc}."
-    return None

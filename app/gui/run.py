@@ -134,6 +134,7 @@ class RunController(QObject):
         self.boundary = self.boundary_plot.view
         plots = PlotsArea(self.curves, self.boundary)  # a splitter: curves, then boundary
         self.shell.set_dock_widget("plots_dock", plots)
+        self.panel.schedule_planned.connect(plots.schedule.set_plan)  # the planned rates
         self.panel.setting_changed.connect(self._on_panel_setting_changed)
         self.panel.message.connect(lambda text: self.shell.show_message(text, 8000))
 

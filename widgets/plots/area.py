@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QSplitter, QStackedLayout, QTabWidget, QWidget
 
 from widgets.plots.curve_layout import READABLE, SHARES, STACKED
 from widgets.plots.decision_boundary import DecisionBoundaryView
+from widgets.plots.schedule_curve import ScheduleCurve
 
 BOUNDARY_SHARE = 1 / 3  # of the width, at most, by default: the curves are what is watched
 BOUNDARY_MIN = 200  # px: narrower, the boundary's points and axes no longer read
@@ -44,6 +45,8 @@ class PlotsArea(QWidget):
         super().__init__(parent)
         self.setObjectName("plots_area")
         self.curves, self.boundary = curves, boundary
+        # The planned learning rate, drawn in the curves' learning-rate plot (`set_plan`).
+        self.schedule = ScheduleCurve(curves)
         self.splitter = QSplitter(Qt.Orientation.Horizontal)
         self.splitter.setObjectName("plots_splitter")
         self.splitter.setHandleWidth(HANDLE)

@@ -123,7 +123,7 @@ def test_data_set_fields_typed_just_before_start_are_used_and_kept(window, qtbot
 
 CHOSEN = [
     ("optimizer", 1, "AdamW", lambda s: s.optimizer.state_dict()["type"] == "AdamW"),
-    ("loss", 2, "MSELoss", lambda s: type(s.loss_fn).__name__ == "MSELoss"),
+    ("loss", 3, "MSELoss", lambda s: type(s.loss_fn).__name__ == "MSELoss"),
     ("dataset", 1, None, lambda s: s.dataset.name != "spirals"),
 ]
 
