@@ -26,6 +26,7 @@ from app.compiler import compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
 from app.export import kinds
 from app.export.report import ExportError, ExportReport, give_user_mode
+from app.export.training_code import engine_training_code
 from engine import nn
 
 # Names the generated code uses itself; a node called like this gets a trailing underscore.
@@ -258,6 +259,7 @@ def _script(project: Project, writer: _Writer, class_name: str, compiled, script
         weights=_plain(script.with_suffix(".npz").name), classes=classes,
         class_name=class_name, shapes=repr(shapes), dtypes=repr(dtypes),
         loss="\n".join(loss_lines), read_inputs=READ_INPUTS,
+        training=engine_training_code(project.training),
     )  # fmt: skip
 
 
@@ -290,6 +292,12 @@ Rebuilds the network on the Cellwright engine and loads its trained weights from
         prints the outputs for a few random inputs;
     python {script} INPUT.npy -o OUTPUT.npy
         runs the network on your inputs (one .npy file per input) and saves the outputs.
+
+To train it as the project does (make_optimizer, clip_gradients, make_loss):
+
+    net = load_network(); net.set_train(True); optimizer = make_optimizer(net, batches_per_epoch)
+    step = engine.value_and_grad(lambda x, y: loss(net(x), y), None, optimizer.parameters)
+    for each batch: value, grads = step(x, y); optimizer(clip_gradients(grads))
 """
 
 import argparse
@@ -309,7 +317,7 @@ INPUT_DTYPES = {dtypes}
 {classes}
 
 
-{loss}def load_network(weights=WEIGHTS):
+{loss}{training}def load_network(weights=WEIGHTS):
     """The network with its trained weights, in predict mode."""
     net = {class_name}()
     engine.load_param_into_net(net, engine.load_checkpoint(str(weights)), strict_load=True)

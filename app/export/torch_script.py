@@ -27,6 +27,7 @@ from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node
 from app.export import kinds
 from app.export.python_script import READ_INPUTS, ExportError, _class_name, _plain, _write_text
 from app.export.report import ExportReport
+from app.export.training_code import torch_training_code
 
 # Names the generated code uses itself; a variable called like this gets a trailing underscore.
 _TAKEN = frozenset({"self", "torch", "nn", "F", "np", "argparse", "Path", "WEIGHTS", "main",
@@ -70,8 +71,10 @@ def export_torch(project: Project, path: str | os.PathLike[str], *,
     class_name = _class_name(project.name)
     writer.graph_class(project.graph, class_name, f"The network of '{_plain(project.name)}'", "")
     state = _state_dict(compiled, writer.types)
-    frozen = [_torch_name(name, writer.types, compiled) for name in compiled.trainable
-              if not compiled.parameters()[name].requires_grad]  # fmt: skip
+    # Every Parameter that doesn't train: frozen ones, and those that never train (a
+    # GroupNorm's gamma and beta with affine off); names of torch buffers are harmless here.
+    frozen = [_torch_name(name, writer.types, compiled)
+              for name, param in compiled.parameters().items() if not param.requires_grad]
     text = _script(project, compiled, writer, class_name, script, frozen)
     compile(text, str(script), "exec")  # a bug here must never reach the user's disk
     weights = script.with_suffix(".npz")
@@ -379,14 +382,18 @@ def _script(project: Project, compiled: CompiledNetwork, writer: _Writer, class_
     loss = _loss_code(compiled)
     if loss is None and compiled.loss_fn is not None:
         writer.left_out.append(f"the loss ({type(compiled.loss_fn).__name__} with weights)")
-    labels = " (class labels as int64)" if loss and "CrossEntropy" in loss else ""
+    names = {name: _torch_name(name, writer.types, compiled) for name in compiled.trainable}
+    training, left_out = torch_training_code(project.training, names)
+    writer.left_out += left_out
+    index_labels = loss and ("CrossEntropy" in loss or "NLLLoss" in loss)
+    labels = " (class labels as int64)" if index_labels else ""
     loss_lines = ["def make_loss():", f'    """The loss the project trains with{labels}."""',
                   f"    return {loss}", "", "", ""] if loss else []  # fmt: skip
     return TEMPLATE.format(
         title=_plain(project.name), version=__version__, script=_plain(script.name),
         weights=_plain(script.with_suffix(".npz").name), classes="\n\n\n".join(writer.classes),
         class_name=class_name, shapes=repr(shapes), dtypes=repr(dtypes), frozen=repr(frozen),
-        loss="\n".join(loss_lines), read_inputs=READ_INPUTS,
+        loss="\n".join(loss_lines), read_inputs=READ_INPUTS, training=training,
     )  # fmt: skip
 
 
@@ -401,6 +408,14 @@ torch.nn.parallel.DistributedDataParallel. BatchNorm momentum is torch's (1 - Mi
         prints the outputs for a few random inputs;
     python {script} INPUT.npy -o OUTPUT.npy
         runs the network on your inputs (one .npy file per input) and saves the outputs.
+
+To train it as the project does (make_optimizer, make_scheduler, clip_gradients):
+
+    net = load_network().train(); optimizer = make_optimizer(net)
+    scheduler = make_scheduler(optimizer, len(loader))
+    for x, y in loader:  # each epoch
+        optimizer.zero_grad(); loss(net(x), y).backward(); clip_gradients(net)
+        optimizer.step(); scheduler.step()
 """
 
 import argparse
@@ -422,7 +437,7 @@ FROZEN = {frozen}
 {classes}
 
 
-{loss}def load_weights(net, weights=WEIGHTS):
+{loss}{training}def load_weights(net, weights=WEIGHTS):
     """Copy the exported weights into `net` (a freshly made network)."""
     with np.load(weights, allow_pickle=False) as arrays:
         state = {{name: torch.from_numpy(arrays[name].copy()) for name in arrays.files}}
