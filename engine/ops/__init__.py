@@ -1,7 +1,6 @@
 """Functional ops (`engine.ops.matmul`, ...), primitives and gradient operations."""
 
 from engine.grad import GradOperation
-
 from engine.ops._activation import *  # noqa: F403
 from engine.ops._clip import *  # noqa: F403
 from engine.ops._conv_nd import *  # noqa: F403
