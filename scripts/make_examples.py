@@ -149,11 +149,123 @@ def custom_threshold() -> Project:
     return Project(graph=graph, name="Moons with a custom Threshold Cell", training=training)
 
 
+class Rows:
+    """Nodes placed left to right in rows, each joined to the one before unless told
+    otherwise: for networks with branches (skip connections), which `chain` can't wire."""
+
+    def __init__(self) -> None:
+        self.graph = Graph()
+        self.x = self.y = 0
+        self.previous = None
+
+    def add(self, type_name: str, params: dict | None = None, *, joined: bool = True):
+        node = self.graph.add_node(CATALOGUE.new_node(type_name, position=(self.x, self.y),
+                                                      params=params or {}))
+        self.x += _snap(_drawn_width(node) + GAP)
+        if joined and self.previous is not None:
+            self.graph.connect(self.previous.id, self.previous.outputs[0], node.id,
+                               node.inputs[0])
+        self.previous = node
+        return node
+
+    def wrap(self) -> None:
+        self.x, self.y = 0, self.y + ROW_STEP
+
+
+def _conv(c_in: int, c_out: int, kernel: int = 3, **more) -> tuple[str, dict]:
+    return ("Conv2d", {"in_channels": c_in, "out_channels": c_out, "kernel_size": kernel,
+                       **more})
+
+
+def residual_cnn() -> Project:
+    """A small ResNet on the digits: a stem, three residual blocks (two 3×3 convolutions
+    with BatchNorm, the block's input added back), global average pooling, a Dense head;
+    Adam with linear warmup into a cosine decay."""
+    rows = Rows()
+    rows.add("Input", {"shape": (1, 8, 8)})
+    rows.add(*_conv(1, 16))
+    rows.add("BatchNorm2d", {"num_features": 16})
+    block_in = rows.add("ReLU")
+    for _ in range(3):
+        rows.wrap()
+        rows.add(*_conv(16, 16))
+        rows.add("BatchNorm2d", {"num_features": 16})
+        rows.add("ReLU")
+        rows.add(*_conv(16, 16))
+        rows.add("BatchNorm2d", {"num_features": 16})
+        skip = rows.add("Add")
+        rows.graph.connect(block_in.id, "out", skip.id, "y")
+        block_in = rows.add("ReLU")
+    rows.wrap()
+    rows.add("AdaptiveAvgPool2d", {"output_size": 1})
+    rows.add("Flatten")
+    rows.add("Dense", {"in_channels": 16, "out_channels": 10})
+    rows.add("Output", {"loss": "CrossEntropyLoss"})
+    training = {
+        "dataset": "digits", "optimizer": "Adam", "learning_rate": 0.01, "batch_size": 64,
+        "epochs": 6, "validation_fraction": 0.2, "seed": 0,
+        "lr_schedule": {"kind": "cosine", "warmup_steps": 20},
+    }  # fmt: skip
+    return Project(graph=rows.graph, name="Residual CNN", training=training)
+
+
+def conv_autoencoder() -> Project:
+    """A denoising convolutional autoencoder on the digits: two stride-2 convolutions down
+    to (N, 32, 2, 2), two stride-2 transposed convolutions back up to (N, 1, 8, 8), MSE
+    against the clean image. Hook panes on the last Sigmoid show reconstructions."""
+    graph = chain(
+        ("Input", {"shape": (1, 8, 8)}),
+        _conv(1, 16, stride=2, has_bias=True),
+        ("ReLU", {}),
+        _conv(16, 32, stride=2, has_bias=True),
+        ("ReLU", {}),
+        WRAP,
+        ("Conv2dTranspose", {"in_channels": 32, "out_channels": 16, "kernel_size": 4,
+                             "stride": 2, "has_bias": True}),
+        ("ReLU", {}),
+        ("Conv2dTranspose", {"in_channels": 16, "out_channels": 1, "kernel_size": 4,
+                             "stride": 2, "has_bias": True}),
+        ("Sigmoid", {}),
+        WRAP,
+        ("Flatten", {}),
+        ("Output", {"loss": "MSELoss"}),
+    )
+    training = {
+        "dataset": {"builtin": "digit_images", "options": {"noise": 0.2}},
+        "optimizer": "Adam", "learning_rate": 0.01, "batch_size": 64, "epochs": 15,
+        "validation_fraction": 0.2, "seed": 0,
+    }  # fmt: skip
+    return Project(graph=graph, name="Denoising autoencoder", training=training)
+
+
+def separable_cnn() -> Project:
+    """MobileNet-style blocks on the digits: a depthwise 3×3 convolution (group = channels),
+    BatchNorm and ReLU6, then a pointwise 1×1 convolution, BatchNorm and hard-swish."""
+    layers: list = [("Input", {"shape": (1, 8, 8)}), _conv(1, 16),
+                    ("BatchNorm2d", {"num_features": 16}), ("HSwish", {})]
+    for c_in, c_out, stride in ((16, 32, 1), (32, 64, 2)):
+        layers += [WRAP, _conv(c_in, c_in, group=c_in, stride=stride),
+                   ("BatchNorm2d", {"num_features": c_in}), ("ReLU6", {}),
+                   _conv(c_in, c_out, kernel=1), ("BatchNorm2d", {"num_features": c_out}),
+                   ("HSwish", {})]
+    layers += [WRAP, ("AdaptiveAvgPool2d", {"output_size": 1}), ("Flatten", {}),
+               ("Dense", {"in_channels": 64, "out_channels": 10}),
+               ("Output", {"loss": "CrossEntropyLoss"})]
+    training = {
+        "dataset": "digits", "optimizer": "Adam", "learning_rate": 0.01, "batch_size": 64,
+        "epochs": 8, "validation_fraction": 0.2, "seed": 0,
+    }  # fmt: skip
+    return Project(graph=chain(*layers), name="Depthwise-separable CNN", training=training)
+
+
 EXAMPLES = {
     "spiral_mlp.cwproj": spiral_mlp,
     "digits_cnn.cwproj": digits_cnn,
     "moons_bn_dropout.cwproj": moons_bn_dropout,
     "custom_threshold.cwproj": custom_threshold,
+    "residual_cnn.cwproj": residual_cnn,
+    "conv_autoencoder.cwproj": conv_autoencoder,
+    "separable_cnn.cwproj": separable_cnn,
 }
 
 
@@ -174,8 +286,12 @@ def main(argv: list[str] | None = None) -> int:
 
             session = TrainingSession(project)
             result = session.run()
-            _, train_accuracy = session.evaluate(session.train_set)
-            _, val_accuracy = session.evaluate()
+            train_loss, train_accuracy = session.evaluate(session.train_set)
+            val_loss, val_accuracy = session.evaluate()
+            if val_accuracy is None:  # a regression (the autoencoder): its losses
+                print(f"  {result.message} Predicting: training loss {train_loss:.4g}, "
+                      f"validation loss {val_loss:.4g}")  # fmt: skip
+                continue
             print(f"  {result.message} Predicting: training accuracy {train_accuracy:.1%}, "
                   f"validation accuracy {val_accuracy:.1%}")  # fmt: skip
     return 0

@@ -329,5 +329,5 @@ def test_digit_images_are_their_own_clean_targets_even_with_noise():
     assert data.task == REGRESSION and data.x.shape == (50, 1, 8, 8) and data.y.shape == (50, 64)
     assert np.array_equal(data.y, clean.x.reshape(50, 64))  # the targets stay clean
     assert not np.array_equal(data.x, clean.x)  # the inputs are noisy
-    assert 0.0 <= data.x.min() and data.x.max() <= 1.0
+    assert data.x.min() >= 0.0 and data.x.max() <= 1.0
     assert np.array_equal(make_builtin("digit_images", n_samples=50, seed=2).x, clean.x)

@@ -14,36 +14,57 @@ from app.session import TrainingSession
 
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLES = REPO / "resources" / "examples"
-NAMES = ["spiral_mlp", "digits_cnn", "moons_bn_dropout"]
+NAMES = ["spiral_mlp", "digits_cnn", "moons_bn_dropout", "residual_cnn", "separable_cnn"]
+REGRESSIONS = ["conv_autoencoder"]  # promised a validation loss, not an accuracy
+
+
+def promise(name: str) -> re.Match:
+    """The promise resources/examples/README.md makes for an example: '**≥ 95%**' (the
+    validation accuracy) or '**loss ≤ 0.02**' (the validation loss)."""
+    readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}.cwproj`"))
+    return re.search(r"\*\*(?:≥ (\d+)%|loss ≤ ([\d.]+))\*\*", row)
 
 
 def promised_accuracy(name: str) -> float:
-    """The validation accuracy resources/examples/README.md promises for an example."""
-    readme = (EXAMPLES / "README.md").read_text(encoding="utf-8")
-    row = next(line for line in readme.splitlines() if line.startswith(f"| `{name}.cwproj`"))
-    return float(re.search(r"\*\*≥ (\d+)%\*\*", row).group(1)) / 100
+    return float(promise(name).group(1)) / 100
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_the_cli_trains_the_shipped_example_to_its_promise(tmp_path, capsys, name):
+def train_shipped(tmp_path, capsys, name: str) -> tuple[str, object]:
     shipped = EXAMPLES / f"{name}.cwproj"
     copy = tmp_path / shipped.name
     shutil.copyfile(shipped, copy)  # the shipped file itself is never written
     out = tmp_path / "trained.cwproj"
     assert cli.main(["train", str(copy), "--out", str(out)]) == 0
-    final = capsys.readouterr().out.strip().splitlines()[-1]
+    return capsys.readouterr().out.strip().splitlines()[-1], out
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_cli_trains_the_shipped_example_to_its_promise(tmp_path, capsys, name):
+    final, out = train_shipped(tmp_path, capsys, name)
     shown = float(re.search(r"validation accuracy ([\d.]+)%", final).group(1)) / 100
-    promise = promised_accuracy(name)
-    assert shown >= promise, final
+    promised = promised_accuracy(name)
+    assert shown >= promised, final
     # The saved project holds the trained weights: predicting from them agrees.
     session = TrainingSession(load_project(out))
     _, accuracy = session.evaluate()
-    assert accuracy >= promise and accuracy == pytest.approx(shown, abs=0.0006)
+    assert accuracy >= promised and accuracy == pytest.approx(shown, abs=0.0006)
+
+
+@pytest.mark.parametrize("name", REGRESSIONS)
+def test_the_cli_trains_the_shipped_autoencoder_to_its_promised_loss(tmp_path, capsys, name):
+    final, out = train_shipped(tmp_path, capsys, name)
+    shown = float(re.search(r"validation loss ([\d.e-]+)", final).group(1))
+    promised = float(promise(name).group(2))
+    assert shown <= promised, final
+    session = TrainingSession(load_project(out))
+    loss, accuracy = session.evaluate()
+    assert accuracy is None and loss <= promised and loss == pytest.approx(shown, rel=1e-3)
 
 
 def test_the_examples_use_batchnorm_dropout_a_cnn_and_read_left_to_right_in_rows():
     types = {}
-    for name in NAMES:
+    for name in NAMES + REGRESSIONS:
         project = load_project(EXAMPLES / f"{name}.cwproj")
         order = project.graph.topological_order()
         by_reading = sorted(order, key=lambda nid: project.graph.nodes[nid].position[::-1])
@@ -56,6 +77,30 @@ def test_the_examples_use_batchnorm_dropout_a_cnn_and_read_left_to_right_in_rows
     assert {"Dense", "Tanh"} <= types["spiral_mlp"]
     assert {"Conv2d", "MaxPool2d"} <= types["digits_cnn"]
     assert {"BatchNorm1d", "Dropout"} <= types["moons_bn_dropout"]
+    assert {"Conv2d", "BatchNorm2d", "Add", "AdaptiveAvgPool2d"} <= types["residual_cnn"]
+    assert {"Conv2d", "Conv2dTranspose", "Flatten"} <= types["conv_autoencoder"]
+    assert {"ReLU6", "HSwish", "AdaptiveAvgPool2d"} <= types["separable_cnn"]
+
+
+def test_the_residual_cnn_has_three_skip_connections_and_warms_up_into_a_cosine():
+    project = load_project(EXAMPLES / "residual_cnn.cwproj")
+    graph = project.graph
+    adds = [n for n in graph.nodes.values() if n.type == "Add"]
+    assert len(adds) == 3
+    for add in adds:  # each block's input skips its two convolutions
+        skipped = graph.edge_into(add.id, "y").src_node
+        path = graph.edge_into(add.id, "x").src_node
+        assert graph.nodes[skipped].type == "ReLU" and graph.nodes[path].type == "BatchNorm2d"
+    schedule = project.training["lr_schedule"]
+    assert schedule["kind"] == "cosine" and schedule["warmup_steps"] > 0
+
+
+def test_the_separable_blocks_are_depthwise_then_pointwise():
+    project = load_project(EXAMPLES / "separable_cnn.cwproj")
+    convs = [n.params for n in project.graph.nodes.values() if n.type == "Conv2d"]
+    depthwise = [p for p in convs if p["group"] == p["in_channels"] > 1]
+    pointwise = [p for p in convs if p["kernel_size"] == 1]
+    assert len(depthwise) == 2 and len(pointwise) == 2
 
 
 def test_the_examples_are_what_the_script_makes(tmp_path):
@@ -65,7 +110,7 @@ def test_the_examples_are_what_the_script_makes(tmp_path):
     finally:
         sys.path.remove(str(REPO / "scripts"))
     assert make_examples.main(["--out", str(tmp_path)]) == 0
-    for name in NAMES:
+    for name in NAMES + REGRESSIONS:
         made = load_project(tmp_path / f"{name}.cwproj")
         shipped = load_project(EXAMPLES / f"{name}.cwproj")
         assert made.name == shipped.name and made.training == shipped.training
