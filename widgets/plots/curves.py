@@ -12,7 +12,7 @@ from functools import partial
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import QEvent, QPointF, Qt, QTimer
+from PySide6.QtCore import QEvent, QPointF, Qt, QTimer, Signal
 from PySide6.QtGui import QFont, QFontMetrics, QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
@@ -75,8 +75,12 @@ LEGEND = "&nbsp;&nbsp;&nbsp;".join(
 class TrainingCurves(QWidget):
     """Loss, accuracy and learning rate of one training session, side by side.
 
-    Accuracies are drawn in percent; the buffers hold fractions.
+    Accuracies are drawn in percent; the buffers hold fractions. `cleared` is emitted when
+    the curves empty, before the axes are reframed: what others draw on these plots (the
+    planned schedule's live dot) empties with them, so it doesn't hold the old range.
     """
+
+    cleared = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -245,6 +249,7 @@ class TrainingCurves(QWidget):
         self._epochs = np.empty((0, len(EPOCH_COLUMNS)))
         for curve in self.curves.values():
             curve.setData([], [])
+        self.cleared.emit()
         for plot in self.plots:
             # Autoscaling finds nothing to frame in empty plots and would keep the last
             # project's range: the axes start from a small range of their own.

@@ -48,6 +48,7 @@ class ScheduleCurve(QObject):
         self.timer.setInterval(POLL_INTERVAL_MS)
         self.timer.timeout.connect(self._on_timer_timeout)
         curves.installEventFilter(self)
+        curves.cleared.connect(self._on_curves_cleared)
         if curves.isVisible():
             self.timer.start()
 
@@ -113,6 +114,11 @@ class ScheduleCurve(QObject):
 
     def _on_timer_timeout(self) -> None:
         self.poll()
+
+    def _on_curves_cleared(self) -> None:
+        # The last project's dot would keep its step in the linked step axis's range.
+        self._seen = None
+        self.marker.setData([], [])
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 (Qt override)
         # Polled only while the curves are seen (a hidden dock or tab stops the timer).
