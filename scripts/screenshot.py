@@ -6,6 +6,9 @@
                                               Parameter window on a kernel grid and a table)
     python scripts/screenshot.py --predict   (moons BatchNorm/Dropout: the Predict panel with
                                               a validation row in both modes)
+    python scripts/screenshot.py --residual  (the residual CNN example in the editor)
+    python scripts/screenshot.py --autoencoder  (the denoising autoencoder, its input and
+                                              its reconstruction in two heatmap panes)
 
 Opens the shipped example as a copy (File → Open Example), selects a layer so the
 Inspector has something in it, presses Start, pauses after about `--steps` steps so
@@ -36,8 +39,13 @@ DEFAULT_OUT = "resources/screenshots/main_window.png"
 HOOKS_OUT = "resources/screenshots/hook_panes.png"
 PARAMS_OUT = "resources/screenshots/parameters.png"
 PREDICT_OUT = "resources/screenshots/predict_both_modes.png"
+RESIDUAL_OUT = "resources/screenshots/residual_cnn.png"
+AUTOENCODER_OUT = "resources/screenshots/autoencoder.png"
 HOOKS = (("conv2d1", "forward", "heatmap"), ("relu2", "forward", "histogram"),
          ("dense1", "backward", "norm"))
+# The autoencoder's noisy input (the first convolution's forward-pre hook) and its
+# reconstruction (the last Sigmoid's output), both as images.
+AUTOENCODER_HOOKS = (("conv2d1", "forward_pre", "heatmap"), ("sigmoid1", "forward", "heatmap"))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,13 +57,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hooks", action="store_true", help="hook panes and health overlay")
     parser.add_argument("--params", action="store_true", help="the Parameter editor")
     parser.add_argument("--predict", action="store_true", help="the Predict panel")
+    parser.add_argument("--residual", action="store_true", help="the residual CNN example")
+    parser.add_argument("--autoencoder", action="store_true", help="reconstructions")
     args = parser.parse_args(argv)
     digits = args.hooks or args.params
     args.example = args.example or ("digits_cnn" if digits else "moons_bn_dropout"
-                                    if args.predict else "spiral_mlp")  # fmt: skip
+                                    if args.predict else "residual_cnn" if args.residual
+                                    else "conv_autoencoder" if args.autoencoder
+                                    else "spiral_mlp")  # fmt: skip
     args.out = args.out or (HOOKS_OUT if args.hooks else PARAMS_OUT if args.params
-                            else PREDICT_OUT if args.predict else DEFAULT_OUT)  # fmt: skip
-    args.size = args.size or ("1800x1000" if args.hooks else "1400x900")
+                            else PREDICT_OUT if args.predict else RESIDUAL_OUT if args.residual
+                            else AUTOENCODER_OUT if args.autoencoder
+                            else DEFAULT_OUT)  # fmt: skip
+    if args.residual or args.autoencoder:
+        args.steps = min(args.steps, 60 if args.residual else 300)
+    wide = args.hooks or args.residual or args.autoencoder
+    args.size = args.size or ("1800x1000" if wide else "1400x900")
     width, height = (int(v) for v in args.size.split("x"))
 
     os.environ["QT_QPA_PLATFORM"] = "offscreen"
@@ -84,13 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         pump(0.5)
         editor, run = window.workbench.editor, window.run
         editor.view.fit_all()
-        layer = editor.graph.node_named("dense2")
+        layer = editor.graph.node_named("conv2dtranspose1" if args.autoencoder else "dense2")
         if layer is not None:  # show the Inspector with something in it
             editor.scene.select([layer.id])
-        if args.hooks:
+        if args.hooks or args.autoencoder:
             run.panel.setting_changed.emit("epochs", 100)  # still running at --steps
             pump(0.5)
-            attach_hooks(window)
+            attach_hooks(window, AUTOENCODER_HOOKS if args.autoencoder else HOOKS,
+                         health=args.hooks)
         run.actions["start"].trigger()
         while run.session.state.step < args.steps and run.status != "ready":
             app.processEvents()
@@ -124,15 +142,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def attach_hooks(window) -> None:
-    """The hooks of HOOKS, added as the canvas's context menu adds them, panes tiled."""
+def attach_hooks(window, hooks=HOOKS, health: bool = True) -> None:
+    """The `hooks`, added as the canvas's context menu adds them, panes tiled."""
     editor, controller = window.workbench.editor, window.hooks
-    for name, kind, view in HOOKS:
+    for name, kind, view in hooks:
         node = editor.graph.node_named(name)
         hook = editor.add_hook(kind, node.id)
         controller.docks[hook.id].widget().set_view(view)
     controller.arrange(tiled=True)
-    controller.actions["health"].setChecked(True)
+    controller.actions["health"].setChecked(health)
 
 
 def show_parameters(window, out: Path, pump) -> None:
