@@ -20,15 +20,21 @@ from app.catalogue.kinds import activation, conv, norm, ops, pool
 FAMILIES = (conv, pool, norm, activation, ops)
 
 
-def merged(table: str) -> dict[str, Any]:
-    """One family table merged over all families; a name declared twice is a bug."""
+def merge_tables(families, table: str) -> dict[str, Any]:
+    """The table called `table` merged over the family modules `families` (the catalogue's,
+    the compiler's or the exporters'); a name declared twice is a bug."""
     out: dict[str, Any] = {}
-    for family in FAMILIES:
+    for family in families:
         for key, value in getattr(family, table).items():
             if key in out:
-                raise ValueError(f"{key!r} is declared twice in the node families' {table}")
+                raise ValueError(f"{key!r} is declared twice in {family.__name__}'s {table}")
             out[key] = value
     return out
+
+
+def merged(table: str) -> dict[str, Any]:
+    """One catalogue table merged over all families."""
+    return merge_tables(FAMILIES, table)
 
 
 def listed(table: str) -> list[Any]:

@@ -10,19 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.catalogue.kinds import merge_tables
 from app.export.kinds import activation, conv, norm, ops, pool
 
 FAMILIES = (conv, pool, norm, activation, ops)
 
 
 def _merged(table: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for family in FAMILIES:
-        for key, value in getattr(family, table).items():
-            if key in out:
-                raise ValueError(f"{key!r} is declared twice in the export families' {table}")
-            out[key] = value
-    return out
+    return merge_tables(FAMILIES, table)
 
 
 TORCH = _merged("TORCH")
