@@ -33,8 +33,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.sgd_steps import engine_step, torch_step  # noqa: E402
+
 BLAS_VARS = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-LR, MOMENTUM = 0.05, 0.9
 
 WORKLOADS = {
     "mlp": {"title": "MLP 784-256-128-10", "batch": 128, "steps": 300},
@@ -135,47 +136,12 @@ def torch_model(name: str, engine_net):
 
 
 def engine_step_fn(name: str):
-    import engine
-    from engine import Tensor, nn
-
     net = engine_model(name)
-    x, y = make_data(name, WORKLOADS[name]["batch"])
-    x, y = Tensor(x), Tensor(y)
-    loss_fn = nn.CrossEntropyLoss()
-    opt = nn.SGD(net.trainable_params(), learning_rate=LR, momentum=MOMENTUM)
-    net.set_train()
-
-    def forward(x, y):
-        return loss_fn(net(x), y)
-
-    grad_fn = engine.value_and_grad(forward, None, opt.parameters)
-
-    def step():
-        loss, grads = grad_fn(x, y)
-        opt(grads)
-        return float(loss.asnumpy())
-
-    return net, step
+    return net, engine_step(net, *make_data(name, WORKLOADS[name]["batch"]))
 
 
 def torch_step_fn(name: str, engine_net):
-    import torch
-
-    net = torch_model(name, engine_net)
-    x, y = make_data(name, WORKLOADS[name]["batch"])
-    x, y = torch.from_numpy(x), torch.from_numpy(y)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
-    net.train()
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(net(x), y)
-        loss.backward()
-        opt.step()
-        return float(loss.detach())
-
-    return step
+    return torch_step(torch_model(name, engine_net), *make_data(name, WORKLOADS[name]["batch"]))
 
 
 # ----------------------------------------------------------------------------- measuring

@@ -9,49 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-LR, MOMENTUM = 0.05, 0.9  # as engine_vs_torch.py (not imported: it imports this module)
+from benchmarks.sgd_steps import engine_step, torch_step
 
 
 def _data(shape: tuple, classes: int = 10):
     rs = np.random.RandomState(1)
     x = rs.standard_normal(shape).astype(np.float32)
     return x, rs.randint(0, classes, shape[0]).astype(np.int64)
-
-
-def _engine_step(net, x, y):
-    import engine
-    from engine import Tensor, nn
-
-    loss_fn = nn.CrossEntropyLoss()
-    opt = nn.SGD(net.trainable_params(), learning_rate=LR, momentum=MOMENTUM)
-    net.set_train()
-    x, y = Tensor(x), Tensor(y)
-    grad_fn = engine.value_and_grad(lambda a, b: loss_fn(net(a), b), None, opt.parameters)
-
-    def step():
-        loss, grads = grad_fn(x, y)
-        opt(grads)
-        return float(loss.asnumpy())
-
-    return step
-
-
-def _torch_step(net, x, y):
-    import torch
-
-    x, y = torch.from_numpy(x), torch.from_numpy(y)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    opt = torch.optim.SGD(net.parameters(), lr=LR, momentum=MOMENTUM)
-    net.train()
-
-    def step():
-        opt.zero_grad(set_to_none=True)
-        loss = loss_fn(net(x), y)
-        loss.backward()
-        opt.step()
-        return float(loss.detach())
-
-    return step
 
 
 def _copy_into(torch_net, arrays) -> None:
@@ -122,10 +86,10 @@ _SHAPES = {"conv1d": (64, 8, 256), "conv2d_transpose": (32, 16, 16, 16)}
 
 def _sides(kind: str):
     def engine_side():
-        return _engine_step(_engine_net(kind), *_data(_SHAPES[kind]))
+        return engine_step(_engine_net(kind), *_data(_SHAPES[kind]))
 
     def torch_side():
-        return _torch_step(_torch_net(kind, _engine_net(kind)), *_data(_SHAPES[kind]))
+        return torch_step(_torch_net(kind, _engine_net(kind)), *_data(_SHAPES[kind]))
 
     return engine_side, torch_side
 
