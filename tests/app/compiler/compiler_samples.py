@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from app.catalogue import CATALOGUE
-from app.document import Graph, Node, editing
+from app.compiler import compile_project, infer_shapes
+from app.document import Graph, Node, Project, editing
 from engine import Parameter, Tensor, nn
 
 
@@ -98,3 +99,23 @@ def grouped_mlp() -> tuple[Graph, str]:
     inner = [graph.node_named("dense1").id, graph.node_named("tanh1").id]
     grouping = editing.group(graph, inner, definition="Block", name="block1")
     return graph, grouping.node_id
+
+
+def shape_after(type_name: str, sample: tuple, **params):
+    """(the node's output shape or None, its error or None) fed Input(sample)."""
+    graph = Graph()
+    node = add(graph, type_name, **params)
+    chain(graph, add(graph, "Input", shape=sample), node, add(graph, "Output", loss="none"))
+    report = infer_shapes(graph)
+    return report.shape(node.id), report.errors.get(node.id)
+
+
+def engine_shape(type_name: str, sample: tuple, **params) -> tuple:
+    """The shape the compiled network really gives for a batch of 2 (in train mode, so
+    channel dropout draws its mask too)."""
+    graph = Graph()
+    node = add(graph, type_name, **params)
+    chain(graph, add(graph, "Input", shape=sample), node, add(graph, "Output", loss="none"))
+    network = compile_project(Project(graph)).network
+    network.set_train(True)
+    return network(Tensor(np.random.default_rng(0).random((2, *sample), np.float32))).shape

@@ -6,33 +6,14 @@ import numpy as np
 import pytest
 
 from app.catalogue import CATALOGUE, CatalogueError
-from app.compiler import compile_project, fitting_params, infer_shapes
+from app.compiler import fitting_params, infer_shapes
 from app.compiler.kinds import parameter_count
 from app.compiler.size_flow import follow, following_keys
-from app.document import Graph, Project
+from app.document import Graph
 from app.io.param_check import ParamLayout, parameter_shapes
-from engine import Tensor
-from tests.app.compiler.compiler_samples import add, chain
+from tests.app.compiler.compiler_samples import add, chain, engine_shape, shape_after
 
 CONVS = ["Conv1d", "Conv3d", "Conv2dTranspose", "Conv1dTranspose"]
-
-
-def shape_after(type_name: str, sample: tuple, **params):
-    """(the node's output shape or None, its error or None) fed Input(sample)."""
-    graph = Graph()
-    node = add(graph, type_name, **params)
-    chain(graph, add(graph, "Input", shape=sample), node, add(graph, "Output", loss="none"))
-    report = infer_shapes(graph)
-    return report.shape(node.id), report.errors.get(node.id)
-
-
-def engine_shape(type_name: str, sample: tuple, **params) -> tuple:
-    """The shape the compiled network really gives for a batch of 2."""
-    graph = Graph()
-    chain(graph, add(graph, "Input", shape=sample), add(graph, type_name, **params),
-          add(graph, "Output", loss="none"))
-    network = compile_project(Project(graph=graph)).network
-    return network(Tensor(np.zeros((2, *sample), np.float32))).shape
 
 
 SIZES = [

@@ -6,29 +6,10 @@ import numpy as np
 import pytest
 
 from app.catalogue import CATALOGUE, CatalogueError
-from app.compiler import check_connection, compile_project, infer_shapes
-from app.document import Graph, Project
+from app.compiler import check_connection
+from app.document import Graph
 from engine import Tensor
-from tests.app.compiler.compiler_samples import add, chain
-
-
-def shape_after(type_name: str, sample: tuple, **params):
-    """(the node's output shape or None, its error or None) fed Input(sample)."""
-    graph = Graph()
-    node = add(graph, type_name, **params)
-    chain(graph, add(graph, "Input", shape=sample), node, add(graph, "Output", loss="none"))
-    report = infer_shapes(graph)
-    return report.shape(node.id), report.errors.get(node.id)
-
-
-def engine_shape(type_name: str, sample: tuple, **params) -> tuple:
-    """The shape the compiled network really gives for a batch of 2."""
-    graph = Graph()
-    node = add(graph, type_name, **params)
-    chain(graph, add(graph, "Input", shape=sample), node, add(graph, "Output", loss="none"))
-    network = compile_project(Project(graph)).network
-    return network(Tensor(np.random.default_rng(0).random((2, *sample), np.float32))).shape
-
+from tests.app.compiler.compiler_samples import add, engine_shape, shape_after
 
 FITTING = [
     ("MaxPool1d", (3, 11), {}),
