@@ -11,9 +11,10 @@ the outputs in each block's corner); the junk around them meets zeros in every g
 A shift never moves a real value out of its channel's block, so a run may spill into
 the next channel: only junk goes there.
 
-The matmuls stay one small GEMM per sample (NumPy's stacked matmul): BLAS runs those on
-one thread, which on a machine whose other cores are busy or asleep beats one big GEMM
-that must wake a second thread every time (measured: steadier and mostly faster).
+The matmuls stay one small GEMM per sample (NumPy's stacked matmul), never one big GEMM
+that must wake BLAS's second thread every time (measured: erratic). Instead the batch is
+cut into a few blocks of samples (`parts`) that run on the conv pool's threads
+(`_conv1d_pool`), each block's im2col, products and col2im together.
 
 A transposed convolution is the same geometry read backwards: its forward pass is this
 convolution's input gradient (`scatter` then `merge`), its input gradient this
@@ -27,6 +28,10 @@ import itertools
 import math
 
 import numpy as np
+
+CHUNK = 1 << 19  # bytes of columns: a batch with more is cut into blocks
+MAX_PARTS = 2  # blocks at most: one per worker; smaller ones cost more in NumPy calls
+# (taps of them per block) than their staying in cache saves (measured on both workloads)
 
 
 @functools.lru_cache(maxsize=128)
@@ -79,16 +84,25 @@ class Layout:
             return rows, self.length
         return self.pitch(a).reshape(n, self.groups, c // self.groups, self.block), self.block
 
-    def columns(self, w: np.ndarray, a: np.ndarray) -> np.ndarray:
-        """w @ a into full blocks (N, groups, rows, block), zeros past `a`'s columns (as
-        `outputs` gives them), ready for `scatter`."""
-        if a.shape[-1] == self.block:
-            return np.matmul(w, a)
+    def columns(self, w: np.ndarray, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """w @ a into full blocks (n, groups, rows, block), zeros past `a`'s columns (as
+        `outputs` gives them), ready for `scatter`; in `out` when given."""
         n, g = a.shape[:2]
-        cols = np.empty((n, g, w.shape[-2], self.block), dtype=np.result_type(w, a))
-        np.matmul(w, a, out=cols[..., : a.shape[-1]])
-        cols[..., a.shape[-1]:] = 0
-        return cols
+        if out is None:
+            if a.shape[-1] == self.block:
+                return np.matmul(w, a)
+            out = np.empty((n, g, w.shape[-2], self.block), dtype=np.result_type(w, a))
+        np.matmul(w, a, out=out[..., : a.shape[-1]])
+        out[..., a.shape[-1]:] = 0
+        return out
+
+    def parts(self, per_sample: int) -> list[slice]:
+        """The batch in blocks of samples: one while its columns (`per_sample` elements a
+        sample) fit in CHUNK bytes, else MAX_PARTS, one per worker of the pool; each block
+        is gathered into one buffer, multiplied and scattered while that buffer is warm."""
+        step = max(1, min(self.batch, CHUNK // (4 * per_sample)))
+        step = max(step, -(-self.batch // MAX_PARTS))  # each block costs taps+ NumPy calls
+        return [slice(i, min(i + step, self.batch)) for i in range(0, self.batch, step)]
 
     def pitch(self, a: np.ndarray) -> np.ndarray:
         """(N, O, *out) -> (N, O, block), zeros around the outputs."""
@@ -162,36 +176,49 @@ class Layout:
 
     # ---------------------------------------------------------------- im2col and col2im
 
-    def gather(self, planes: np.ndarray) -> np.ndarray:
-        """im2col: (N, groups, taps * C/groups, block), taps outer, channels inner."""
-        n, g, taps = self.batch, self.groups, len(self.taps)
+    def gather(self, planes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """im2col of the samples in `planes` (phases, n, C, block): (n, groups,
+        taps * C/groups, block), taps outer, channels inner; in `out` (as many elements)
+        when given."""
+        n, g, taps = planes.shape[1], self.groups, len(self.taps)
         run = self.channels // g * self.block
-        cols = _apart((n, g, taps, run), planes)
+        cols = _apart((n, g, taps, run), planes) if out is None else _shaped(out, (n, g, taps,
+                                                                                  run))
         for k, (phase, shift) in enumerate(self.taps):
-            src = planes[phase].reshape(n, g, run)
+            src = _shaped(planes[phase], (n, g, run))
             cols[:, :, k, : run - shift] = src[:, :, shift:]
             cols[:, :, k, run - shift:] = 0
         return cols.reshape(n, g, taps * (self.channels // g), self.block)
 
-    def scatter(self, cols: np.ndarray) -> np.ndarray:
-        """col2im: planes (phases, N, C, block) summing every tap's columns (N, groups,
-        taps * C/groups, block) at its place; the columns' junk must be zero."""
-        n, g, taps = self.batch, self.groups, len(self.taps)
+    def scatter(self, cols: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """col2im: planes (phases, n, C, block) summing every tap's columns (n, groups,
+        taps * C/groups, block) at its place; the columns' junk must be zero. Into `out`
+        (phases, n, C, block, each phase contiguous) when given."""
+        n, g, taps = cols.shape[0], self.groups, len(self.taps)
         run = self.channels // g * self.block
         cols = cols.reshape(n, g, taps, run)
-        planes = _apart((self.phases, n, g, run), cols)
+        if out is None:
+            out = _apart((self.phases, n, self.channels, self.block), cols)
+        planes = [_shaped(out[p], (n, g, run)) for p in range(self.phases)]
         filled = set()
         for k, (phase, shift) in enumerate(self.taps):
-            window = planes[phase, :, :, shift:]
+            window = planes[phase][:, :, shift:]
             if phase in filled:
                 window += cols[:, :, k, : run - shift]
             else:  # the first tap on a plane writes it: no zero-fill, no add
-                planes[phase, :, :, :shift] = 0
+                planes[phase][:, :, :shift] = 0
                 window[...] = cols[:, :, k, : run - shift]
                 filled.add(phase)
         for phase in set(range(self.phases)) - filled:
-            planes[phase] = 0  # no tap reads this phase (stride beyond the kernel's reach)
-        return planes.reshape(self.phases, n, self.channels, self.block)
+            planes[phase][...] = 0  # no tap reads this phase (stride beyond the kernel's reach)
+        return out
+
+
+def _shaped(a: np.ndarray, shape: tuple) -> np.ndarray:
+    """`a` seen as `shape` without a copy (a copy would lose the writes into it)."""
+    view = a.view()
+    view.shape = shape
+    return view
 
 
 def _zero_around(a: np.ndarray, box) -> None:

@@ -10,11 +10,13 @@ both share every kernel.
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
 
 from engine.autograd import Node, state
+from engine.ops import _conv1d_pool as pool
 from engine.ops._args import renamed
 from engine.ops._conv import check_pad_mode
 from engine.ops._conv_layout import layout as make_layout
@@ -123,31 +125,93 @@ def conv_nd(x, weight, bias, stride, pads, dilation, groups, what: str):
     layout = make_layout(n, c, groups, tuple(kernel), tuple(stride), tuple(dilation), padded,
                          tuple(out))
     begin = tuple(b for b, _ in pads)
-    cols = layout.gather(layout.split(xd, begin))
+    planes = layout.split(xd, begin)
     wk = _weight_by_tap(wd, groups)
-    if layout.tail:  # the outputs are the first columns of each block: no unpitching
-        result = np.matmul(wk, cols[..., : layout.length]).reshape(n, o, *out)
-    else:
-        result = layout.unpitch(np.matmul(wk, cols).reshape(n, o, layout.block))
-    if bd is not None:
-        result += bd.reshape(o, *(1,) * dims)
-    saved = (cols, wk, wd.shape, layout, begin, tuple(size))
+    width = layout.length if layout.tail else layout.block
+    result = np.empty((n, o, width), dtype=np.result_type(wk, planes))
+    rows = result.reshape(n, groups, o // groups, width)
+    cols = _Columns(layout, planes)
+
+    shift = None if bd is None else bd.reshape(groups, o // groups, 1)
+
+    def block(part, buf):
+        np.matmul(wk, cols.gather(part, buf)[..., :width], out=rows[part])
+        if shift is not None:  # while the block is in cache (junk columns are dropped)
+            rows[part] += shift
+
+    cols.each(block)
+    result = result.reshape(n, o, *out) if layout.tail else layout.unpitch(result)
+    saved = (planes, wk, wd.shape, layout, begin, tuple(size))
     return _record(result, (x, weight, bias), _conv_vjp, saved, what.lower())
 
 
+class _Columns:
+    """im2col one block of samples at a time (`Layout.parts`) into one buffer: the
+    columns are K times the input, so made whole they would stream through memory once
+    written and again per product; a block stays in cache. Blocks of col2im use the same
+    buffer. Runs of blocks go to the pool's threads (`_conv1d_pool`), a buffer each."""
+
+    def __init__(self, layout, planes):
+        self.layout, self.planes = layout, planes
+        per = layout.groups * len(layout.taps) * (layout.channels // layout.groups) \
+            * layout.block
+        self.per, self.parts = per, layout.parts(per)
+
+    def each(self, body):
+        """body(part, buffer) for every block; the sum of what it returns (or None)."""
+        size = self.per * (self.parts[0].stop - self.parts[0].start)
+
+        def one(parts):
+            buf, total = np.empty(size, dtype=self.planes.dtype), None
+            for part in parts:
+                value = body(part, buf)
+                if value is not None:
+                    total = value if total is None else np.add(total, value, out=total)
+            return total
+
+        totals = [t for t in pool.run(one, pool.runs(self.parts, self.per * self.layout.batch))
+                  if t is not None]
+        return functools.reduce(np.add, totals) if totals else None
+
+    def gather(self, part, buf):
+        return self.layout.gather(self.planes[:, part], buf[: (part.stop - part.start)
+                                                            * self.per])
+
+    def columns(self, w, a, part, buf):
+        lay = self.layout
+        if np.result_type(w, a) != buf.dtype:  # mixed precisions: a buffer of their own
+            return lay.columns(w, a)
+        shape = (part.stop - part.start, lay.groups, w.shape[-2], lay.block)
+        return lay.columns(w, a, buf[: math.prod(shape)].reshape(shape))
+
+
+def _weight_sum(cols, rows):
+    """The sum over a block's samples of cols @ rows^T, (groups, K*Cg, O/groups)."""
+    return np.matmul(cols, rows.swapaxes(-1, -2)).sum(axis=0)
+
+
 def _conv_vjp(g, saved, needs):
-    cols, wk, wshape, layout, begin, size = saved
+    planes, wk, wshape, layout, begin, size = saved
     gs, width = layout.outputs(g)
     gx = gw = gb = None
-    if needs[1]:
-        # One small GEMM per sample, then a sum over the batch.
-        gw = np.matmul(cols[..., :width], gs.swapaxes(-1, -2)).sum(axis=0).swapaxes(-1, -2)
-        gw = _weight_back(gw, wshape).astype(wk.dtype, copy=False)
+    cols = _Columns(layout, planes)
     if needs[0]:
-        planes = layout.scatter(layout.columns(wk.swapaxes(-1, -2), gs))
-        gx = layout.merge(planes, begin, size)
-    if needs[2]:
-        gb = g.sum(axis=(0, *range(2, g.ndim)))
+        back = np.empty(planes.shape, dtype=np.result_type(wk, gs))
+
+    def block(part, buf):  # one block's columns serve both gradients while in cache
+        gw = _weight_sum(cols.gather(part, buf)[..., :width], gs[part]) if needs[1] else None
+        if needs[0]:
+            layout.scatter(cols.columns(wk.swapaxes(-1, -2), gs[part], part, buf),
+                           back[:, part])
+        return gw
+
+    gw = cols.each(block)
+    if needs[1]:
+        gw = _weight_back(gw.swapaxes(-1, -2), wshape).astype(wk.dtype, copy=False)
+    if needs[0]:
+        gx = layout.merge(back, begin, size)
+    if needs[2]:  # einsum's loop beats a reduction over two axes; the junk is zero
+        gb = np.einsum("ngow->go", gs).reshape(-1)
     return gx, gw, gb
 
 
@@ -181,7 +245,13 @@ def conv_transpose_nd(x, weight, bias, stride, dilation, groups, begin, size, ex
                          tuple(spatial))
     wk = _weight_by_tap(wd, groups)  # as the weight of the convolution this transposes
     xs, _ = layout.outputs(xd)
-    planes = layout.scatter(layout.columns(wk.swapaxes(-1, -2), xs))
+    planes = np.empty((layout.phases, n, c_out, layout.block), dtype=np.result_type(wk, xs))
+    cols = _Columns(layout, planes)
+
+    def block(part, buf):
+        layout.scatter(cols.columns(wk.swapaxes(-1, -2), xs[part], part, buf), planes[:, part])
+
+    cols.each(block)
     result = layout.merge(planes, begin, size, extra)
     if bd is not None:  # a separate pass: an add into the strided phases is slower
         region = result[(Ellipsis, *(slice(0, z) for z in size))] if extra else result
@@ -194,15 +264,24 @@ def _conv_transpose_vjp(g, saved, needs):
     xs, wk, wshape, layout, begin, size = saved
     n = layout.batch
     g = g[(Ellipsis, *(slice(0, z) for z in size))]  # output_padding takes no gradient
-    cols = layout.gather(layout.split(g, begin))
+    cols = _Columns(layout, layout.split(g, begin))
     gx = gw = gb = None
     width = xs.shape[-1]
     if needs[0]:
-        gx = np.matmul(wk, cols[..., :width]).reshape(n, wshape[0], width)
+        gx = np.empty(xs.shape, dtype=np.result_type(wk, cols.planes))
+
+    def block(part, buf):
+        taken = cols.gather(part, buf)[..., :width]
+        if needs[0]:
+            np.matmul(wk, taken, out=gx[part])
+        return _weight_sum(taken, xs[part]) if needs[1] else None
+
+    gw = cols.each(block)
+    if needs[0]:
+        gx = gx.reshape(n, wshape[0], width)
         gx = gx.reshape(n, wshape[0], *layout.out) if layout.tail else layout.unpitch(gx)
     if needs[1]:
-        gw = np.matmul(cols[..., :width], xs.swapaxes(-1, -2)).sum(axis=0).swapaxes(-1, -2)
-        gw = _weight_back(gw, wshape).astype(wk.dtype, copy=False)
+        gw = _weight_back(gw.swapaxes(-1, -2), wshape).astype(wk.dtype, copy=False)
     if needs[2]:
         gb = g.sum(axis=(0, *range(2, g.ndim)))
     return gx, gw, gb

@@ -350,3 +350,28 @@ def test_bad_hyper_parameters_raise(make, error, match):
 def test_wrong_inputs_name_expected_and_actual(layer, shape, match):
     with pytest.raises(ValueError, match=match):
         layer(Tensor(np.ones(shape, np.float32)))
+
+
+# ----------------------------------------------------------------------------- threaded blocks
+
+@pytest.mark.parametrize("make, oracle, squeeze, shape", [
+    (lambda: nn.Conv1d(4, 6, 3, 2, "pad", 2, 2, 2, True), torch_conv, True, (5, 4, 13)),
+    (lambda: nn.Conv3d(2, 3, (3, 2, 3), (1, 2, 1), "same", 0, 1, 1, True), torch_conv, False,
+     (5, 2, 5, 6, 7)),
+    (lambda: nn.Conv2dTranspose(4, 6, 3, 2, "pad", (1, 2, 0, 1), (1, 0), (1, 2), 2, True),
+     torch_transposed, False, (5, 4, 5, 4)),
+    (lambda: nn.Conv1dTranspose(4, 4, 5, 1, "pad", 2, 1, 4, True), torch_transposed, True,
+     (5, 4, 9)),
+])
+def test_a_batch_cut_into_blocks_on_threads_matches_torch(monkeypatch, make, oracle, squeeze,
+                                                           shape):
+    """Big batches run in blocks of samples on the engine's threads: here every batch does
+    (an odd batch of 5, uneven blocks), and the results are torch's."""
+    from engine.ops import _conv1d_pool, _conv_layout
+
+    monkeypatch.setattr(_conv1d_pool, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(_conv_layout, "CHUNK", 64)
+    layer = make()
+    x = RS.standard_normal(shape).astype(np.float32)
+    check_against_torch(layer, x, oracle, squeeze=squeeze)
+    assert len(_conv1d_pool.runs([slice(0, 3), slice(3, 5)], 10)) == min(2, _conv1d_pool.workers())
