@@ -3,7 +3,8 @@
 Each op normalises the rows of a 2-D view of its input (layer norm: the trailing axes
 of each leading index; group norm: each sample's group of channels) and records one
 tape node whose rule is the analytic backward pass, not a chain of small ops. The row
-kernels are in _norm_rows. Statistics are computed in the input's floating dtype
+kernels are in _norm_rows and _norm_group_rows; they keep what the backward pass needs
+only while the tape records the op. Statistics are computed in the input's floating dtype
 (float32 for float16 and integer inputs); the variance is the biased one (divided by
 the row length), as MindSpore and PyTorch use.
 """
@@ -14,14 +15,11 @@ import math
 
 import numpy as np
 
+from engine.autograd import state
 from engine.ops._functional import _finish_n, _tensor
+from engine.ops._norm_group_rows import group_norm_backward, group_norm_forward
 from engine.ops._norm_lrn import lrn
-from engine.ops._norm_rows import (
-    group_norm_backward,
-    group_norm_forward,
-    layer_norm_backward,
-    layer_norm_forward,
-)
+from engine.ops._norm_rows import layer_norm_backward, layer_norm_forward
 from engine.tensor import Tensor
 
 __all__ = ["layer_norm", "group_norm", "instance_norm", "lrn"]
@@ -63,6 +61,15 @@ def _meta(t) -> tuple | None:
         return None
     arr = t._data if isinstance(t, Tensor) else np.asarray(t)
     return arr.shape, arr.dtype
+
+
+def _recorded(*inputs) -> bool:
+    """Whether the tape will record an op on these inputs (so its backward may run)."""
+    if state.recording:
+        for t in inputs:
+            if isinstance(t, Tensor) and t._node is not None:
+                return True
+    return False
 
 
 def _grad(value: np.ndarray | None, meta: tuple) -> np.ndarray | None:
@@ -123,17 +130,17 @@ def layer_norm_axes(input, begin_norm_axis, begin_params_axis, gamma=None, beta=
     b = _param(beta, who, "beta", pshape, work)
     rows, m = math.prod(d.shape[:bna]), math.prod(d.shape[bna:])
     p = math.prod(pshape)
-    out, xhat, rstd = layer_norm_forward(d.astype(work, copy=False).reshape(rows, m), g, b, p,
-                                         eps)
+    out, xc, rstd = layer_norm_forward(d.astype(work, copy=False).reshape(rows, m), g, b, p,
+                                       eps, _recorded(x, gamma, beta))
     out = out.reshape(d.shape).astype(_out_dtype(d, work), copy=False)
-    saved = (xhat, rstd, g, p, _meta(x), _meta(gamma), _meta(beta))
+    saved = (xc, rstd, g, p, _meta(x), _meta(gamma), _meta(beta))
     return _finish_n(out, (x, gamma, beta), _layer_norm_vjp, saved, "layer_norm")
 
 
 def _layer_norm_vjp(gout, saved, needs):
-    xhat, rstd, g, p, x, gamma, beta = saved
-    gout = gout.astype(xhat.dtype, copy=False).reshape(xhat.shape)
-    gx, gg, gb = layer_norm_backward(gout, xhat, rstd, g, p, needs)
+    xc, rstd, g, p, x, gamma, beta = saved
+    gout = gout.astype(xc.dtype, copy=False).reshape(xc.shape)
+    gx, gg, gb = layer_norm_backward(gout, xc, rstd, g, p, needs)
     return _grad(gx, x), _grad(gg, gamma), _grad(gb, beta)
 
 
@@ -178,7 +185,7 @@ def _group_norm(input, num_groups, weight, bias, eps, who):  # noqa: A002
     b = _param(bias, who, "bias", (c,), work)
     s = math.prod(d.shape[2:])
     out, xc, rstd = group_norm_forward(d.astype(work, copy=False).reshape(n, c, s), groups, w,
-                                       b, eps)
+                                       b, eps, _recorded(x, weight, bias))
     out = out.reshape(d.shape).astype(_out_dtype(d, work), copy=False)
     saved = (xc, rstd, w, _meta(x), _meta(weight), _meta(bias))
     return _finish_n(out, (x, weight, bias), _group_norm_vjp, saved, who)

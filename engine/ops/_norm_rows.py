@@ -1,96 +1,170 @@
-"""The row kernels of layer and group normalisation, in blocks of rows that run on several
-threads when the input is large.
+"""The row kernels of layer normalisation, and the blocks, chunks and tiles that the layer
+and group norm kernels (_norm_group_rows) share.
 
 Every block normalises its own rows, in place on its slice of arrays allocated once for the
 whole input, so blocks never share writes. NumPy releases the GIL inside its loops: blocks
-of a large input run at the same time on different cores, as PyTorch's kernels do. Inputs
-under PARALLEL_FROM elements stay on the calling thread, where a hand-off to another thread
-(tens of microseconds) would cost more than it saves.
+of a large input run at the same time on different cores. That pays only while the passes
+wait on main memory: on arrays that stay in cache two threads run NumPy's loops no faster
+than one (measured on a 2-core machine), and small calls lose time passing the GIL back
+and forth. So inputs under PARALLEL_FROM elements stay on the calling thread; callers whose
+passes run nearer cache speed pass a smaller `size` to `blocks`.
+
+The time goes in whole passes over arrays of many megabytes, so the kernels make as few
+as they can and pick the cheapest form of each (measured on float32, 2 cores):
+- a block walks its rows in chunks of about CHUNK elements, so the several passes over a
+  chunk find it in cache instead of main memory;
+- per-column factors (gamma, beta) are tiled to TILE elements and applied to rows viewed
+  as long lines: NumPy's inner loop then runs thousands of elements per call, not one row;
+- per-row factors go through einsum ("ij,i->ij") on short rows and through ufuncs with
+  short buffers (`unbuffered`) on long ones, the faster of the two on each;
+- row dot products use np.vecdot (NumPy >= 2), a BLAS dot per row that stays on the
+  calling thread; einsum does the other sums. No pass wakes BLAS threads: once woken they
+  spin on the other core long after, halving the speed of the blocks run there;
+- temporaries live in one scratch buffer per thread, reused across calls.
 
 Statistics use a two-pass variance: the row mean first, then the mean square of the
-centred values, so a large offset shared by a row does not cancel its spread away.
-einsum does the row and column sums and scalings: its loops beat NumPy's reductions and
-broadcasting here, and unlike a product with ones it needs no BLAS threads, which cost
-milliseconds to wake between small calls.
+centred values, so a large offset shared by a row does not cancel its spread away. The
+centred rows (not the normalised ones) are kept for the backward pass: the forward writes
+the output straight from them, one pass fewer.
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
+import math
 import threading
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterator
 
 import numpy as np
 
-PARALLEL_FROM = 1 << 18  # elements
-MAX_WORKERS = 4
+from engine.ops._threads import run, workers
 
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
+PARALLEL_FROM = 1 << 19  # elements
+CHUNK = 1 << 19  # elements a block handles per step of its walk
+TILE = 1 << 14  # elements of a tiled per-column factor
+ROW_LONG = 1024  # rows from this length take per-row factors through ufuncs, unbuffered
+DOT_MAX = 8192  # longest row for np.vecdot: OpenBLAS threads its dot from 10000 elements
 
-
-def _workers() -> int:
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        cores = os.cpu_count() or 1
-    return max(1, min(cores, MAX_WORKERS))
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(_workers() - 1 or 1, thread_name_prefix="engine-norm")
-        return _pool
-
-
-def _forget_pool() -> None:
-    # A forked child has none of the parent's threads: it makes its own pool when needed.
-    global _pool, _pool_lock
-    _pool, _pool_lock = None, threading.Lock()
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forget_pool)
+_local = threading.local()
+_vecdot = getattr(np, "vecdot", None)
 
 
 def blocks(units: int, size: int) -> list[slice]:
     """Slices splitting range(units) into one block per worker for a large input (`size`
     elements in all), or a single block."""
-    count = min(_workers() if size >= PARALLEL_FROM else 1, units)
+    count = min(workers(), units) if size >= PARALLEL_FROM else 1
     if count <= 1:
         return [slice(0, units)]
     bounds = [units * i // count for i in range(count + 1)]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:], strict=False)]
 
 
-def run(fn: Callable[[slice], object], parts: list[slice]) -> list:
-    """fn(part) for every part: the first on this thread, the others on the pool. A part
-    no worker has started by the time this thread is done with its own (its core busy
-    with other work) runs here too, rather than waiting for one."""
-    if len(parts) == 1:
-        return [fn(parts[0])]
-    futures = [_executor().submit(fn, part) for part in parts[1:]]
-    results = [fn(parts[0])]
-    for part, future in zip(parts[1:], futures, strict=True):
-        results.append(fn(part) if future.cancel() else future.result())
-    return results
+def chunks(part: slice, unit: int, size: int) -> Iterator[slice]:
+    """The rows of block `part` (counted in units of `unit` rows, each unit `size`
+    elements) in slices of about CHUNK elements, whole units each."""
+    step = max(1, CHUNK // max(size, 1))
+    for start in range(part.start, part.stop, step):
+        yield slice(start * unit, min(start + step, part.stop) * unit)
 
 
-def _scaled(unit: slice, step: int) -> slice:
-    return slice(unit.start * step, unit.stop * step)
+def scratch(shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array from this thread's scratch buffer, valid until its next
+    call on this thread. A request far over a chunk gets an array of its own."""
+    size = math.prod(shape)
+    if size > 4 * CHUNK:
+        return np.empty(shape, dtype)
+    buf = getattr(_local, "buf", None)
+    if buf is None or buf.dtype != dtype or buf.size < size:
+        buf = _local.buf = np.empty(max(size, CHUNK), dtype)
+    return buf[:size].reshape(shape)
 
 
-def _centre_into(x: np.ndarray, xc: np.ndarray, rstd: np.ndarray, eps: float) -> None:
+def unbuffered(length: int, size: int):
+    """Context: ufunc buffers no longer than rows of `length`, for an input of `size`
+    elements. A value broadcast along rows shorter than the buffer (8192 elements by
+    default) goes through a copy buffer; with the buffer at most a row long, the loop
+    runs straight over each row, twice as fast for rows of a few thousand elements.
+    Short rows and small inputs gain nothing and keep the buffer. Per thread."""
+    if length < ROW_LONG or size < 2 * TILE:
+        return contextlib.nullcontext()
+    return _BufSize(length // 16 * 16)
+
+
+class _BufSize:
+    __slots__ = ("size", "old")
+
+    def __init__(self, size: int):
+        self.size = max(16, min(8192, size))
+
+    def __enter__(self) -> None:
+        self.old = np.getbufsize()
+        np.setbufsize(self.size)
+
+    def __exit__(self, *exc) -> None:
+        np.setbufsize(self.old)
+
+
+def rowdot(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sum over each row of a * b (2-D). np.vecdot (NumPy >= 2) runs a BLAS dot per row,
+    1.5 to 2 times faster than einsum; rows long enough for OpenBLAS to thread its dot go
+    to einsum instead (see the module's notes on BLAS threads)."""
+    if _vecdot is not None and a.shape[-1] <= DOT_MAX:
+        return _vecdot(a, b)
+    return np.einsum("ij,ij->i", a, b)
+
+
+class Tiled:
+    """A per-column factor `v` (p,) repeated along rows viewed as lines of whole copies,
+    so that `apply` runs NumPy's inner loop over long lines, not single rows. An input of
+    `size` elements too small to gain from it keeps `v` as it is."""
+
+    __slots__ = ("v", "p", "copies", "tile")
+
+    def __init__(self, v: np.ndarray, p: int, size: int):
+        self.v, self.p = v, p
+        self.copies = max(1, TILE // max(p, 1)) if size >= 4 * TILE else 1
+        self.tile = v
+        if self.copies > 1:
+            self.tile = np.empty(self.copies * p, v.dtype)
+            self.tile.reshape(self.copies, p)[...] = v
+
+    def apply(self, ufunc: np.ufunc, a: np.ndarray) -> None:
+        """a = ufunc(a, v) in place, a C-contiguous with a multiple of p elements."""
+        flat = a.reshape(-1, self.p)
+        if self.copies == 1:
+            ufunc(flat, self.v, out=flat)
+            return
+        whole = flat.shape[0] // self.copies * self.copies
+        if whole:
+            lines = flat[:whole].reshape(-1, self.tile.size)
+            ufunc(lines, self.tile, out=lines)
+        if whole < flat.shape[0]:
+            rest = flat[whole:]
+            ufunc(rest, self.v, out=rest)
+
+
+def scale_rows(a: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
+    """out = a times r (one value per row): einsum for short rows, whose loop beats the
+    ufunc's there; the ufunc for rows of ROW_LONG and more (run it `unbuffered`)."""
+    if a.shape[1] >= ROW_LONG:
+        np.multiply(a, r[:, None], out=out)
+    else:
+        np.einsum("ij,i->ij", a, r, out=out)
+
+
+def total(arrays: list[np.ndarray]) -> np.ndarray:
+    """The sum of the partial sums of blocks and chunks (the only one as it is)."""
+    return arrays[0] if len(arrays) == 1 else np.sum(arrays, axis=0)
+
+
+def centre(x: np.ndarray, xc: np.ndarray, rstd: np.ndarray, eps: float) -> None:
     """xc = x minus its row means; rstd = 1 / sqrt(row variance + eps)."""
     dt = x.dtype.type
     inv = dt(1.0 / x.shape[1]) if x.shape[1] else dt(0.0)
     mean = np.einsum("ij->i", x)
     mean *= inv
     np.subtract(x, mean[:, None], out=xc)
-    var = np.einsum("ij,ij->i", xc, xc)
+    var = rowdot(xc, xc)
     var *= inv
     var += dt(eps)
     np.sqrt(var, out=rstd)
@@ -101,142 +175,91 @@ def _centre_into(x: np.ndarray, xc: np.ndarray, rstd: np.ndarray, eps: float) ->
 
 
 def layer_norm_forward(x: np.ndarray, g: np.ndarray | None, b: np.ndarray | None, p: int,
-                       eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(out, xhat, rstd) for rows `x` (R, M) normalised, then `* g + b` with g and b (p,)
-    repeating along the flattened rows (p divides M, or M divides p)."""
+                       eps: float, keep: bool = True):
+    """(out, xc, rstd) for rows `x` (R, M) normalised, then `* g + b` with g and b (p,)
+    repeating along the flattened rows (p divides M, or M divides p). xc holds x minus its
+    row means when `keep` (for the backward pass); otherwise it is `out`, overwritten."""
     rows, m = x.shape
-    xhat, out = np.empty_like(x), np.empty_like(x)
+    out = np.empty_like(x)
+    xc = np.empty_like(x) if keep else out
     rstd = np.empty(rows, x.dtype)
     if x.size == 0:
-        return out, xhat, rstd
+        return out, xc, rstd
     unit = p // m if p > m else 1  # rows per block must hold whole copies of g
+    gt = Tiled(g, p, x.size) if g is not None else None
+    bt = Tiled(b, p, x.size) if b is not None else None
 
     def block(part: slice) -> None:
-        s = _scaled(part, unit)
-        xh, o = xhat[s], out[s]
-        _centre_into(x[s], xh, rstd[s], eps)
-        xh *= rstd[s, None]
-        flat, o_flat = xh.reshape(-1, p), o.reshape(-1, p)
-        if g is not None:
-            np.einsum("ij,j->ij", flat, g, out=o_flat)
+        with unbuffered(m, x.size):
+            for s in chunks(part, unit, unit * m):
+                _rows(s)
+
+    def _rows(s: slice) -> None:
+        c, o, r = xc[s], out[s], rstd[s]
+        centre(x[s], c, r, eps)
+        if keep:
+            scale_rows(c, r, o)
         else:
-            o_flat[...] = flat
-        if b is not None:
-            o_flat += b
+            np.multiply(o, r[:, None], out=o)
+        if gt is not None:
+            gt.apply(np.multiply, o)
+        if bt is not None:
+            bt.apply(np.add, o)
 
     run(block, blocks(rows // unit, x.size))
-    return out, xhat, rstd
-
-
-def layer_norm_backward(gout: np.ndarray, xhat: np.ndarray, rstd: np.ndarray,
-                        g: np.ndarray | None, p: int, needs: tuple[bool, bool, bool]):
-    """(dx, dg, db) of layer_norm_forward for the output gradient `gout` (R, M); None for
-    what is not needed."""
-    rows, m = xhat.shape
-    dt = xhat.dtype.type
-    inv = dt(1.0 / m) if m else dt(0.0)
-    unit = p // m if p > m else 1
-    gx = np.empty_like(xhat) if needs[0] else None
-    if xhat.size == 0:
-        zeros = np.zeros(p, xhat.dtype)
-        return gx, zeros if needs[1] else None, zeros if needs[2] else None
-
-    def block(part: slice):
-        s = _scaled(part, unit)
-        gs, xh = gout[s], xhat[s]
-        g_flat, x_flat = gs.reshape(-1, p), xh.reshape(-1, p)
-        dg = np.einsum("ij,ij->j", g_flat, x_flat) if needs[1] else None
-        db = np.einsum("ij->j", g_flat) if needs[2] else None
-        if gx is not None:
-            # rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat)), gxhat = gout * g
-            gxh = np.einsum("ij,j->ij", g_flat, g).reshape(xh.shape) if g is not None else gs
-            mean = np.einsum("ij->i", gxh)
-            mean *= inv
-            along = np.einsum("ij,ij->i", gxh, xh)
-            along *= inv
-            out = gx[s]
-            np.einsum("ij,i->ij", xh, along, out=out)
-            np.subtract(gxh, out, out=out)
-            out -= mean[:, None]
-            out *= rstd[s, None]
-        return dg, db
-
-    parts = run(block, blocks(rows // unit, xhat.size))
-    dg = sum(part[0] for part in parts) if needs[1] else None
-    db = sum(part[1] for part in parts) if needs[2] else None
-    return gx, dg, db
-
-
-# ----------------------------------------------------------------------------- group norm
-
-
-def group_norm_forward(x: np.ndarray, groups: int, w: np.ndarray | None, b: np.ndarray | None,
-                       eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(out, xc, rstd) for `x` (N, C, S): each sample's group of C / groups channels
-    normalised, then each channel scaled by w and shifted by b (C,). xc holds x minus its
-    group means, rstd (N, groups) the groups' 1 / std: the normalised values are never
-    stored, each (sample, channel) row is scaled by rstd · w in one pass."""
-    n, c, s = x.shape
-    cg = c // groups
-    xc, out = np.empty_like(x), np.empty_like(x)
-    rstd = np.empty((n, groups), x.dtype)
-    if x.size == 0:
-        return out, xc, rstd
-    by_group, xc_group = x.reshape(n * groups, cg * s), xc.reshape(n * groups, cg * s)
-    flat_rstd = rstd.reshape(-1)
-
-    def block(part: slice) -> None:
-        rows = _scaled(part, groups)
-        _centre_into(by_group[rows], xc_group[rows], flat_rstd[rows], eps)
-        scale = np.repeat(rstd[part], cg, axis=1)
-        if w is not None:
-            scale *= w
-        o = out[part]
-        np.einsum("ij,i->ij", xc[part].reshape(-1, s), scale.reshape(-1),
-                  out=o.reshape(-1, s))
-        if b is not None:
-            o += b[:, None]
-
-    run(block, blocks(n, x.size))
     return out, xc, rstd
 
 
-def group_norm_backward(gout: np.ndarray, xc: np.ndarray, rstd: np.ndarray,
-                        w: np.ndarray | None, needs: tuple[bool, bool, bool]):
-    """(dx, dw, db) of group_norm_forward for the output gradient `gout` (N, C, S)."""
-    n, c, s = xc.shape
-    groups = rstd.shape[1]
-    cg = c // groups
+def layer_norm_backward(gout: np.ndarray, xc: np.ndarray, rstd: np.ndarray,
+                        g: np.ndarray | None, p: int, needs: tuple[bool, bool, bool]):
+    """(dx, dg, db) of layer_norm_forward for the output gradient `gout` (R, M); None for
+    what is not needed.
+
+    With o = rstd · g · gout per row: dx = o - mean(o) - xc · rstd² · mean(o · xc), the
+    means over each row; dg sums gout · rstd · xc and db sums gout over the rows."""
+    rows, m = xc.shape
     dt = xc.dtype.type
-    inv = dt(1.0 / (cg * s)) if s else dt(0.0)
+    inv = dt(1.0 / m) if m else dt(0.0)
+    unit = p // m if p > m else 1
     gx = np.empty_like(xc) if needs[0] else None
     if xc.size == 0:
-        zeros = np.zeros(c, xc.dtype)
+        zeros = np.zeros(p, xc.dtype)
         return gx, zeros if needs[1] else None, zeros if needs[2] else None
+    gt = Tiled(g, p, xc.size) if g is not None else None
 
     def block(part: slice):
-        g2, x2 = gout[part].reshape(-1, s), xc[part].reshape(-1, s)
-        count = part.stop - part.start
-        gsum = np.einsum("ij->i", g2).reshape(count, c)  # sum of g per (sample, channel)
-        gxc = np.einsum("ij,ij->i", g2, x2).reshape(count, c)  # sum of g · (x - mean)
-        r = rstd[part]
-        if gx is not None:
-            # dx = r·w·g - r·mean(w·g) - r³·(x - mean)·mean(w·g·(x - mean)), means per group
-            wg, wgx = (gsum * w, gxc * w) if w is not None else (gsum, gxc)
-            shift = wg.reshape(count, groups, cg).sum(2) * inv * r
-            slope = wgx.reshape(count, groups, cg).sum(2) * inv * r * r * r
-            scale = np.repeat(r, cg, axis=1)
-            if w is not None:
-                scale *= w
-            out = gx[part].reshape(-1, s)
-            np.einsum("ij,i->ij", g2, scale.reshape(-1), out=out)
-            out -= np.einsum("ij,i->ij", x2, np.repeat(slope, cg, axis=1).reshape(-1))
-            out -= np.repeat(shift, cg, axis=1).reshape(-1, 1)
-        return gsum, gxc
+        with unbuffered(m, xc.size):
+            return _block(part)
 
-    parts = run(block, blocks(n, xc.size))
-    gsum = np.concatenate([part[0] for part in parts])
-    gxc = np.concatenate([part[1] for part in parts])
-    dw = (gxc * np.repeat(rstd, cg, axis=1)).sum(0) if needs[1] else None
-    db = gsum.sum(0) if needs[2] else None
-    return gx, dw, db
+    def _block(part: slice):
+        dgs, dbs = [], []
+        for s in chunks(part, unit, unit * m):
+            gs, c, r = gout[s], xc[s], rstd[s]
+            if needs[2]:
+                dbs.append(np.einsum("ij->j", gs.reshape(-1, p)))
+            if gx is None and not needs[1]:
+                continue
+            o = gx[s] if gx is not None else scratch(gs.shape, xc.dtype)
+            scale_rows(gs, r, o)
+            if needs[1]:
+                dgs.append(np.einsum("ij,ij->j", o.reshape(-1, p), c.reshape(-1, p)))
+            if gx is None:
+                continue
+            if gt is not None:
+                gt.apply(np.multiply, o)
+            shift = np.einsum("ij->i", o)
+            shift *= inv
+            slope = rowdot(o, c)
+            slope *= r
+            slope *= r
+            slope *= inv
+            tmp = scratch(c.shape, xc.dtype)
+            scale_rows(c, slope, tmp)
+            np.subtract(o, tmp, out=o)
+            np.subtract(o, shift[:, None], out=o)
+        return dgs, dbs
+
+    parts = run(block, blocks(rows // unit, xc.size))
+    dg = total([d for part in parts for d in part[0]]) if needs[1] else None
+    db = total([d for part in parts for d in part[1]]) if needs[2] else None
+    return gx, dg, db

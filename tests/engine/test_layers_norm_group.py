@@ -275,7 +275,35 @@ def three_threads(monkeypatch):
     from engine.ops import _norm_rows
 
     monkeypatch.setattr(_norm_rows, "PARALLEL_FROM", 0)
-    monkeypatch.setattr(_norm_rows, "_workers", lambda: 3)
+    monkeypatch.setattr(_norm_rows, "workers", lambda: 3)
+
+
+@pytest.fixture
+def tiny_tiles(monkeypatch, three_threads):
+    """Make the tests' small shapes take the paths big inputs take: long rows through
+    ufuncs, factors tiled, rows walked in chunks, blocks on threads."""
+    from engine.ops import _norm_group_rows, _norm_rows
+
+    for module in (_norm_rows, _norm_group_rows):
+        monkeypatch.setattr(module, "TILE", 16)
+        monkeypatch.setattr(module, "ROW_LONG", 16)
+    monkeypatch.setattr(_norm_rows, "CHUNK", 24)
+    monkeypatch.setattr(_norm_group_rows, "BIAS_TILE", 64)
+
+
+@pytest.mark.parametrize("shape, bna, bpa", LAYER_NORM)
+def test_layer_norm_on_the_big_input_paths_matches_torch(tiny_tiles, shape, bna, bpa):
+    test_layer_norm_matches_torch(shape, bna, bpa)
+
+
+@pytest.mark.parametrize("shape, groups", GROUP_NORM)
+def test_group_norm_on_the_big_input_paths_matches_torch(tiny_tiles, shape, groups):
+    test_group_norm_matches_torch(shape, groups)
+
+
+def test_the_big_input_paths_pass_gradcheck(tiny_tiles):
+    test_layer_norm_gradcheck(*LAYER_NORM[1])
+    test_group_norm_gradcheck(*GROUP_NORM[0])
 
 
 @pytest.mark.parametrize("shape, bna, bpa", [((7, 3, 5), -1, -1), ((5, 3, 4), 2, 1),
