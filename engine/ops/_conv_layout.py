@@ -14,7 +14,7 @@ the next channel: only junk goes there.
 The matmuls stay one small GEMM per sample (NumPy's stacked matmul), never one big GEMM
 that must wake BLAS's second thread every time (measured: erratic). Instead the batch is
 cut into a few blocks of samples (`parts`) that run on the conv pool's threads
-(`_conv1d_pool`), each block's im2col, products and col2im together.
+(`_conv_threads`), each block's im2col, products and col2im together.
 
 A transposed convolution is the same geometry read backwards: its forward pass is this
 convolution's input gradient (`scatter` then `merge`), its input gradient this

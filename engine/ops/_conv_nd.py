@@ -16,11 +16,12 @@ import math
 import numpy as np
 
 from engine.autograd import Node, state
-from engine.ops import _conv1d_pool as pool
 from engine.ops._args import renamed
 from engine.ops._conv import check_pad_mode
 from engine.ops._conv_layout import layout as make_layout
+from engine.ops._conv_threads import runs
 from engine.ops._functional import _link, _tensor
+from engine.ops._threads import run
 from engine.tensor import Tensor, wrap
 
 __all__ = ["conv1d", "conv3d"]
@@ -149,7 +150,7 @@ class _Columns:
     """im2col one block of samples at a time (`Layout.parts`) into one buffer: the
     columns are K times the input, so made whole they would stream through memory once
     written and again per product; a block stays in cache. Blocks of col2im use the same
-    buffer. Runs of blocks go to the pool's threads (`_conv1d_pool`), a buffer each."""
+    buffer. Runs of blocks go to the pool's threads (`_conv_threads`), a buffer each."""
 
     def __init__(self, layout, planes):
         self.layout, self.planes = layout, planes
@@ -169,7 +170,7 @@ class _Columns:
                     total = value if total is None else np.add(total, value, out=total)
             return total
 
-        totals = [t for t in pool.run(one, pool.runs(self.parts, self.per * self.layout.batch))
+        totals = [t for t in run(one, runs(self.parts, self.per * self.layout.batch))
                   if t is not None]
         return functools.reduce(np.add, totals) if totals else None
 

@@ -367,11 +367,12 @@ def test_a_batch_cut_into_blocks_on_threads_matches_torch(monkeypatch, make, ora
                                                            shape):
     """Big batches run in blocks of samples on the engine's threads: here every batch does
     (an odd batch of 5, uneven blocks), and the results are torch's."""
-    from engine.ops import _conv1d_pool, _conv_layout
+    from engine.ops import _conv_layout, _conv_threads
 
-    monkeypatch.setattr(_conv1d_pool, "PARALLEL_FROM", 1)
+    monkeypatch.setattr(_conv_threads, "PARALLEL_FROM", 1)
     monkeypatch.setattr(_conv_layout, "CHUNK", 64)
     layer = make()
     x = RS.standard_normal(shape).astype(np.float32)
     check_against_torch(layer, x, oracle, squeeze=squeeze)
-    assert len(_conv1d_pool.runs([slice(0, 3), slice(3, 5)], 10)) == min(2, _conv1d_pool.workers())
+    blocks = _conv_threads.runs([slice(0, 3), slice(3, 5)], 10)
+    assert len(blocks) == min(2, _conv_threads.workers())
