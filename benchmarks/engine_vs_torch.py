@@ -274,7 +274,10 @@ def write_results(rows: list[dict], path: Path) -> None:
         "Step = forward, cross-entropy loss, backward, SGD with momentum 0.9; same initial "
         "weights and data on both sides (first losses checked equal). Steps/s is the best of "
         "3 timed runs after warm-up; peak memory is how far RSS rises above its level after "
-        "set-up while training, in a child process that loads only that framework's side.",
+        "set-up while training, in a child process that loads only that framework's side. "
+        "The LayerNorm and GroupNorm rows time the layer alone (forward, a fixed weighted sum "
+        "of its output as the loss, backward); the residual CNN row is the shipped example "
+        "against its own PyTorch export.",
         "",
         "| workload | batch | engine steps/s | PyTorch steps/s | ratio | target | "
         "engine peak MiB | PyTorch peak MiB |",
