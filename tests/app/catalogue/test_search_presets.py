@@ -141,3 +141,14 @@ def test_the_real_catalogue_finds_every_keyword_and_preset():
         entry = next(e for e in CATALOGUE.entries() if e.preset is preset)
         node = CATALOGUE.new_node(entry.node_type.name, params=entry.params)
         assert dict(node.params) == CATALOGUE.get(preset.type_name).values(preset.params)
+
+
+@pytest.mark.parametrize("words, wanted", [
+    ("deconvolution", "Conv2dTranspose"), ("global pool", "AdaptiveAvgPool2d"),
+    ("global pool", "Global average pooling"), ("swish", "SiLU"), ("hard-swish", "HSwish"),
+    ("spatial dropout", "Dropout2d"), ("depthwise", "Depthwise Conv2d"),
+    ("last time step", "Last time step"), ("permute", "Transpose"), ("clamp", "Clip"),
+])
+def test_the_issue_s_other_names_find_the_layer_among_the_first_results(words, wanted):
+    found = [entry.label for entry in CATALOGUE.find(words)][:5]
+    assert wanted in found, (words, found)
