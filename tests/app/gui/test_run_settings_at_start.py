@@ -6,11 +6,17 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit, QMessageBox
+from PySide6.QtWidgets import QComboBox, QMessageBox
 
 from app.session import READY, RUNNING, STEP_COLUMNS
 from tests.app.gui.dialogs import record_dialogs
-from tests.app.gui.window_support import SPIRAL, TIMEOUT, open_example, shown_window
+from tests.app.gui.window_support import (
+    SPIRAL,
+    TIMEOUT,
+    open_example,
+    shown_window,
+    type_into_run_dock,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -21,18 +27,6 @@ def dialogs(monkeypatch):
 @pytest.fixture
 def window(qtbot):
     yield from shown_window(qtbot)
-
-
-def type_into(qtbot, window, key: str, text: str) -> None:
-    """Type `text` into the Run dock's field `key` and press Enter, as a user does."""
-    field = window.run.panel.fields[key]
-    window.activateWindow()
-    field.setFocus()
-    editor = field.lineEdit() if isinstance(field, QAbstractSpinBox) else field
-    assert isinstance(editor, QLineEdit)
-    editor.selectAll()
-    qtbot.keyClicks(editor, text)
-    qtbot.keyClick(editor, Qt.Key.Key_Return)
 
 
 def choose(qtbot, window, key: str, presses: int) -> None:
@@ -65,7 +59,7 @@ def start_run_and_stop(qtbot, window):
 def test_a_learning_rate_typed_just_before_start_is_used_and_kept(window, qtbot):
     run = open_example(window, qtbot, SPIRAL)
     assert window.project.training["learning_rate"] == 0.02
-    type_into(qtbot, window, "learning_rate", "3")
+    type_into_run_dock(qtbot, window, "learning_rate", "3")
     assert window.project.training["learning_rate"] == 3
     session = start_run_and_stop(qtbot, window)
     rates = session.metrics.steps.snapshot()[:, STEP_COLUMNS.index("learning_rate")]
@@ -103,7 +97,7 @@ TYPED = [
 def test_a_number_typed_just_before_start_is_used_and_kept(window, qtbot, key, text, value,
                                                             used):  # fmt: skip
     open_example(window, qtbot, SPIRAL)
-    type_into(qtbot, window, key, text)
+    type_into_run_dock(qtbot, window, key, text)
     session = start_run_and_stop(qtbot, window)
     assert used(session)
     training = window.project.training
@@ -113,8 +107,8 @@ def test_a_number_typed_just_before_start_is_used_and_kept(window, qtbot, key, t
 
 def test_data_set_fields_typed_just_before_start_are_used_and_kept(window, qtbot):
     open_example(window, qtbot, SPIRAL)
-    type_into(qtbot, window, "samples", "200")
-    type_into(qtbot, window, "noise", "0.2")
+    type_into_run_dock(qtbot, window, "samples", "200")
+    type_into_run_dock(qtbot, window, "noise", "0.2")
     session = start_run_and_stop(qtbot, window)
     assert len(session.dataset) == 200
     assert session.settings.dataset["options"] == {"n_samples": 200, "noise": 0.2}

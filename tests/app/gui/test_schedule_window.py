@@ -9,12 +9,18 @@ import math
 import numpy as np
 import pytest
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QFileDialog, QLineEdit, QMessageBox
+from PySide6.QtWidgets import QComboBox, QFileDialog, QMessageBox
 
 from app.io.project_file import load_project, save_project
 from app.session import PAUSED, READY, RUNNING, STEP_COLUMNS
 from tests.app.gui.dialogs import record_dialogs
-from tests.app.gui.window_support import SPIRAL, TIMEOUT, open_example, shown_window
+from tests.app.gui.window_support import (
+    SPIRAL,
+    TIMEOUT,
+    open_example,
+    shown_window,
+    type_into_run_dock,
+)
 from widgets.plots.area import PlotsArea
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -30,17 +36,6 @@ def dialogs(monkeypatch):
 @pytest.fixture
 def window(qtbot):
     yield from shown_window(qtbot)
-
-
-def type_into(qtbot, window, key: str, text: str) -> None:
-    field = window.run.panel.fields[key]
-    window.activateWindow()
-    field.setFocus()
-    editor = field.lineEdit() if isinstance(field, QAbstractSpinBox) else field
-    assert isinstance(editor, QLineEdit)
-    editor.selectAll()
-    qtbot.keyClicks(editor, text)
-    qtbot.keyClick(editor, Qt.Key.Key_Return)
 
 
 def choose(qtbot, window, key: str, text: str) -> None:
@@ -91,13 +86,13 @@ def test_cosine_with_warmup_from_the_run_dock_is_planned_trained_undone_and_kept
     run = open_example(window, qtbot, SPIRAL)
     schedule = window.findChild(PlotsArea).schedule
     assert len(planned(window)[0]) == 0  # a constant rate: nothing planned to draw
-    type_into(qtbot, window, "epochs", str(EPOCHS))
+    type_into_run_dock(qtbot, window, "epochs", str(EPOCHS))
     choose(qtbot, window, "lr_schedule.kind", "Cosine")
     panel = run.panel
     assert panel.fields["lr_schedule.min_factor"].isVisible()
     assert not panel.fields["lr_schedule.factor"].isVisible()  # the step kind's, not shown
-    type_into(qtbot, window, "lr_schedule.warmup_steps", str(WARMUP))
-    type_into(qtbot, window, "lr_schedule.min_factor", str(LOW))
+    type_into_run_dock(qtbot, window, "lr_schedule.warmup_steps", str(WARMUP))
+    type_into_run_dock(qtbot, window, "lr_schedule.min_factor", str(LOW))
     training = window.project.training
     assert training["lr_schedule"] == {"kind": "cosine", "min_factor": LOW,
                                        "warmup_steps": WARMUP}  # fmt: skip
@@ -164,11 +159,12 @@ def test_clipping_and_a_refused_value_in_the_run_dock(window, qtbot):
     assert window.project.training["grad_clip"] == {"mode": "norm", "value": 1.0}
     value = run.panel.fields["grad_clip.value"]
     assert value.isVisible()
-    type_into(qtbot, window, "grad_clip.value", "0")  # in the box's range, refused by the schema
+    # In the box's range, refused by the schema:
+    type_into_run_dock(qtbot, window, "grad_clip.value", "0")
     assert window.project.training["grad_clip"] == {"mode": "norm", "value": 1.0}
     assert messages[-1] == "The gradient clipping value must be a number above 0, not 0.0."
     assert "ffe3e3" in value.styleSheet()
-    type_into(qtbot, window, "grad_clip.value", "0.25")
+    type_into_run_dock(qtbot, window, "grad_clip.value", "0.25")
     assert window.project.training["grad_clip"] == {"mode": "norm", "value": 0.25}
     qtbot.waitUntil(lambda: run.session is not None
                     and run.fingerprint() == run._fingerprint, timeout=TIMEOUT)  # fmt: skip
@@ -203,7 +199,7 @@ def test_a_damaged_schedule_in_a_file_is_refused_with_the_reason_and_kept(
     messages = []
     run.panel.message.connect(messages.append)
     for typed in ("1.5", "1"):  # out of the box's range; in it but refused by the schema
-        type_into(qtbot, window, "lr_schedule.min_factor", typed)
+        type_into_run_dock(qtbot, window, "lr_schedule.min_factor", typed)
         assert messages[-1] == ("The cosine schedule's minimum (a fraction of the learning "
                                 f"rate) must be at least 0 and below 1, not {float(typed)!r}.")
         assert window.project.training["lr_schedule"] == cosine

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from PySide6.QtCore import Qt
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit
 
 from app.gui.main_window import MainWindow
 from app.resources_path import resource_path
@@ -74,3 +74,15 @@ def type_into_inspector(window: MainWindow, qtbot, key: str, text: str) -> None:
     QTest.keyClick(field, Qt.Key.Key_Backspace)
     QTest.keyClicks(field, text)
     QTest.keyClick(field, Qt.Key.Key_Return)
+
+
+def type_into_run_dock(qtbot, window: MainWindow, key: str, text: str) -> None:
+    """Type `text` into the Run dock's field `key` and press Enter, as a user does."""
+    field = window.run.panel.fields[key]
+    window.activateWindow()
+    field.setFocus()
+    editor = field.lineEdit() if isinstance(field, QAbstractSpinBox) else field
+    assert isinstance(editor, QLineEdit)
+    editor.selectAll()
+    qtbot.keyClicks(editor, text)
+    qtbot.keyClick(editor, Qt.Key.Key_Return)
