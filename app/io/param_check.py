@@ -1,7 +1,8 @@
 """What a project's saved Parameter values may be, known from the network before any is read.
 
 A file's params.npz holds one array per `<node id>/<name>`: a Parameter's value, or the
-optimizer's state for it (`_optimizer.<slot>.<name>`, the same shape). For the built-in
+optimizer's state for it (`_optimizer.<slot>.<name>`, the same shape, or a single number:
+SGD's first-step flag). For the built-in
 types with Parameters the shape of each follows from the node's hyper-parameters alone
 (`parameter_shapes`), so an array's declared shape is checked against it from the .npy
 header, before its data is unpacked, and the archive's unpacked size is capped by what
@@ -143,6 +144,8 @@ class ParamLayout:
         if expected is None:
             held = ", ".join(shapes) or "none"
             return f"{node} has no Parameter {name!r} (its Parameters: {held})"
+        if name != part and tuple(shape) == ():
+            return None  # a per-Parameter flag of the optimizer (SGD's first-step `stat`)
         if tuple(shape) != expected:
             what = f"the optimizer state {part!r}" if name != part else f"its {name}"
             return (f"{node}'s {name} is {_shape(expected)}, but {what} in the file is "
