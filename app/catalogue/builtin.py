@@ -75,9 +75,12 @@ def _output_params() -> tuple[ParamSpec, ...]:
                      description="Loss between the network's output and the labels, or none.")
     extra = []
     for name, spec in specs.items():
-        default = "mean" if name == "reduction" else spec.default
-        extra.append(ParamSpec(spec.name, spec.kind, default, spec.choices, spec.minimum,
-                               spec.description, spec.optional, spec.maximum, spec.lengths,
+        default, choices, description = spec.default, spec.choices, spec.description
+        if name == "reduction":  # KLDivLoss also sums per sample ('batchmean'): the Output
+            default, choices = "mean", (*choices, "batchmean")  # rule refuses it elsewhere
+            description += " batchmean (KLDivLoss only): the sum divided by the batch size."
+        extra.append(ParamSpec(spec.name, spec.kind, default, choices, spec.minimum,
+                               description, spec.optional, spec.maximum, spec.lengths,
                                when={"loss": tuple(users[name])}))
     return (loss, *extra)
 

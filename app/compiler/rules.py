@@ -61,6 +61,9 @@ def output_rule(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str
     loss, shape = values["loss"], ins["in"]
     if loss in ("CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits", "NLLLoss") and len(shape) < 2:
         raise ShapeError(f"{loss} needs class scores (N, classes), gets {text(shape)}.")
+    if values.get("reduction") == "batchmean" and loss != "KLDivLoss":
+        raise ShapeError(f"{loss} can't reduce by 'batchmean' (KLDivLoss only); choose mean, "
+                         "sum or none.")
     return {}
 
 

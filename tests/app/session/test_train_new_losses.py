@@ -4,6 +4,7 @@ where a data set can't mean what the loss needs, training is refused with the re
 import numpy as np
 import pytest
 
+from app.compiler import CompileError
 from app.document import Project
 from app.session import COMPLETED, EPOCH_COLUMNS, TrainingError, TrainingSession
 from tests.app.session.session_samples import chain, mlp_project
@@ -30,6 +31,7 @@ TRAINED = {
     "NLLLoss": dict(last=LOG_SOFTMAX),
     "NLLLoss-sum": dict(last=LOG_SOFTMAX, loss="NLLLoss", reduction="sum"),
     "KLDivLoss": dict(last=LOG_SOFTMAX),
+    "KLDivLoss-batchmean": dict(last=LOG_SOFTMAX, loss="KLDivLoss", reduction="batchmean"),
     "BCELoss": dict(last=SIGMOID),
     "BCELoss-one-column": dict(last=SIGMOID, loss="BCELoss", outputs=1),
     "SmoothL1Loss": dict(last=None),
@@ -109,3 +111,10 @@ def test_smooth_l1_chosen_in_the_run_dock_trains_on_a_mean_not_mindspores_none()
     assert session.run().reason == COMPLETED
     losses = session.metrics.epochs.snapshot()[:, EPOCH_COLUMNS.index("loss")]
     assert np.isfinite(losses).all() and losses[-1] < losses[0]
+
+
+def test_batchmean_is_kl_divergence_s_alone_and_refused_elsewhere_with_the_reason():
+    project = project_with(None, "MSELoss", reduction="batchmean")
+    with pytest.raises(CompileError, match="output1: MSELoss can't reduce by 'batchmean' "
+                                           r"\(KLDivLoss only\)"):
+        TrainingSession(project)
