@@ -12,7 +12,16 @@ from app.document import Graph, Project
 from app.document.data import graph_from_data, graph_to_data
 from app.io.project_file import load_project, save_project
 from engine import Tensor, nn
-from tests.app.compiler.compiler_samples import Scale, add, branches, chain, cnn, grouped_mlp, mlp
+from tests.app.compiler.compiler_samples import (
+    Scale,
+    add,
+    branches,
+    chain,
+    cnn,
+    feed_for,
+    grouped_mlp,
+    mlp,
+)
 
 
 def run(compiled: CompiledNetwork, *arrays) -> np.ndarray:
@@ -43,18 +52,11 @@ def test_parameter_names_follow_node_names():
 
 
 def test_every_catalogue_type_compiles_in_a_minimal_graph():
-    feeds = {"Conv2d": (1, 6, 6), "MaxPool2d": (3, 6, 6), "AvgPool2d": (3, 6, 6),
-             "BatchNorm2d": (8, 4, 4), "BatchNorm1d": (8,), "Dense": (1,), "Reshape": (2, 3),
-             "MatMul": (3, 3), "Dropout2d": (3, 4, 4), "Dropout2dBprop": (3, 4, 4),
-             "Dropout3d": (3, 2, 4, 4), "MaxPool3d": (2, 4, 4, 4), "AvgPool3d": (2, 4, 4, 4),
-             "AdaptiveAvgPool2d": (3, 4, 4), "AdaptiveMaxPool2d": (3, 4, 4),
-             "PixelShuffle": (8, 2, 2), "Conv3d": (2, 4, 4, 4), "Conv2dTranspose": (3, 4, 4),
-             "GroupNorm": (8, 4, 4), "InstanceNorm2d": (8, 4, 4), "LRN": (8, 4, 4)}
     for node_type in CATALOGUE.types():
         if node_type.name in ("Input", "Output"):
             continue
         graph = Graph()
-        feed = feeds.get(node_type.name, (3, 4))
+        feed = feed_for(node_type.name)
         source = add(graph, "Input", shape=feed)
         # Widths that follow what arrives are filled as connecting in the editor fills them.
         fitted = fitting_params(node_type.name, ("N", *feed))
