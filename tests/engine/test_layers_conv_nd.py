@@ -376,3 +376,19 @@ def test_a_batch_cut_into_blocks_on_threads_matches_torch(monkeypatch, make, ora
     check_against_torch(layer, x, oracle, squeeze=squeeze)
     blocks = _conv_threads.runs([slice(0, 3), slice(3, 5)], 10)
     assert len(blocks) == min(2, _conv_threads.workers())
+
+
+@pytest.mark.parametrize("make, oracle, squeeze, shape", [
+    (lambda: nn.Conv1d(4, 6, 3, 2, "pad", 2, 2, 2, True), torch_conv, True, (3, 4, 13)),
+    (lambda: nn.Conv1d(3, 4, 3, 1, "same", 0, 1, 1, True), torch_conv, True, (3, 3, 11)),
+    (lambda: nn.Conv3d(2, 3, (3, 2, 3), (1, 2, 1), "same", 0, 1, 1, True), torch_conv, False,
+     (2, 2, 5, 6, 7)),
+])
+def test_the_weight_gradient_tap_by_tap_matches_torch(monkeypatch, make, oracle, squeeze, shape):
+    """Big convolutions take the weight gradient tap by tap from the saved planes; forced
+    here for small ones, it is torch's."""
+    from engine.ops import _conv_nd
+
+    monkeypatch.setattr(_conv_nd, "TAP_PRODUCT", 0)
+    check_against_torch(make(), RS.standard_normal(shape).astype(np.float32), oracle,
+                        squeeze=squeeze)
