@@ -67,6 +67,26 @@ def _slices(kh, kw, sh, sw, ho, wo):
 
 
 @renamed(input="x")
+def max_over_taps(xp: np.ndarray, parts: list, with_arg: bool):
+    """(the maximum over the window taps `parts` of `xp`, the index of the tap holding it
+    or None when not `with_arg`). Strict '>' keeps the first of tied values, as PyTorch
+    does; arithmetic on the index beats masked copies (np.where / copyto(where=)) several
+    times over on these sizes."""
+    best = xp[parts[0]].copy()
+    if not with_arg:
+        for part in parts[1:]:
+            np.maximum(best, xp[part], out=best)
+        return best, None
+    arg = np.zeros(best.shape, dtype=np.uint8 if len(parts) < 256 else np.int32)
+    for idx in range(1, len(parts)):
+        s = xp[parts[idx]]
+        taken = s > best
+        np.maximum(best, s, out=best)
+        arg *= ~taken
+        arg += taken * arg.dtype.type(idx)
+    return best, arg
+
+
 def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indices=False,
                ceil_mode=False, *, pad_mode="valid"):
     """MindSpore 2.x `ops.max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1,
@@ -92,21 +112,9 @@ def max_pool2d(x, kernel_size, stride=None, padding=0, dilation=1, return_indice
         lowest = np.iinfo(d.dtype).min if d.dtype.kind in "iu" else 0
     xp = _padded(d, pads, lowest)
     parts = _slices(kh, kw, sh, sw, ho, wo)
-    best = xp[parts[0]].copy()
-    if not (state.recording and x._node is not None):
-        for part in parts[1:]:
-            np.maximum(best, xp[part], out=best)
+    best, arg = max_over_taps(xp, parts, state.recording and x._node is not None)
+    if arg is None:
         return wrap(best)
-    # Track which window position holds the maximum.  Strict '>' keeps the first
-    # of tied values, as PyTorch does.  Arithmetic on the index beats masked
-    # copies (np.where / copyto(where=)) several times over on these sizes.
-    arg = np.zeros(best.shape, dtype=np.uint8 if len(parts) < 256 else np.int32)
-    for idx in range(1, len(parts)):
-        s = xp[parts[idx]]
-        taken = s > best
-        np.maximum(best, s, out=best)
-        arg *= ~taken
-        arg += taken * arg.dtype.type(idx)
     saved = (arg, d.shape, xp.shape, pads, parts)
     return wrap(best, Node(_max_pool2d_vjp, saved, ((x._node, x._oi),), "max_pool2d"))
 

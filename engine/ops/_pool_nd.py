@@ -20,6 +20,7 @@ from engine.autograd import Node, state
 from engine.ops._args import renamed, unsupported
 from engine.ops._conv import _same_pads
 from engine.ops._functional import _finish1, _tensor
+from engine.ops._nn import max_over_taps
 from engine.ops._pool_adaptive import (
     adaptive_avg_pool1d,
     adaptive_avg_pool2d,
@@ -152,19 +153,9 @@ def max_pool_nd(x, nd, kernel, stride, pads, dilation=None, ceil_mode=False, wha
         lowest = np.iinfo(d.dtype).min if d.dtype.kind in "iu" else 0
     xp = _padded(d, full, lowest)
     parts = _tap_slices(kernel, stride, dilation, [o for o, _, _ in plan])
-    best = xp[parts[0]].copy()
-    if not (state.recording and x._node is not None):
-        for part in parts[1:]:
-            np.maximum(best, xp[part], out=best)
+    best, arg = max_over_taps(xp, parts, state.recording and x._node is not None)
+    if arg is None:
         return wrap(best)
-    # Which tap holds the maximum; strict '>' keeps the first of tied values.
-    arg = np.zeros(best.shape, dtype=np.uint8 if len(parts) < 256 else np.int32)
-    for idx in range(1, len(parts)):
-        s = xp[parts[idx]]
-        taken = s > best
-        np.maximum(best, s, out=best)
-        arg *= ~taken
-        arg += taken * arg.dtype.type(idx)
     saved = (arg, d.shape[-nd:], xp.shape, full, parts)
     return wrap(best, Node(_max_pool_vjp, saved, ((x._node, x._oi),), what))
 
