@@ -1,8 +1,6 @@
 """The losses the Output node gained, as the exported scripts write them: the engine script
 and the PyTorch script compute the engine's loss (and its gradient) on a small batch."""
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,6 +12,7 @@ from app.document import Project
 from app.export.python_script import export_python
 from app.export.torch_script import export_torch
 from app.session.targets import Targets
+from tests.app.export.export_samples import load_script
 from tests.app.session.session_samples import chain
 
 CASES = {
@@ -57,12 +56,6 @@ def project(key: str) -> Project:
     layers.append(("Output", {"loss": loss, **values}))
     return Project(graph=chain(*layers), name="loss", training={})
 
-
-def load_script(path: Path):
-    spec = importlib.util.spec_from_file_location(f"exported_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def batch(compiled):

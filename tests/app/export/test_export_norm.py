@@ -4,9 +4,7 @@ engine does."""
 
 from __future__ import annotations
 
-import importlib.util
 import runpy
-from pathlib import Path
 
 import numpy as np
 import onnx
@@ -21,6 +19,7 @@ from app.document import Graph, Project
 from app.export.onnx_model import export_onnx
 from app.export.python_script import export_python
 from app.export.torch_script import export_torch
+from tests.app.export.export_samples import engine_outputs, load_script
 
 RTOL, ATOL = 1e-4, 1e-5
 _TORCH = {"gamma": "weight", "beta": "bias"}
@@ -76,17 +75,6 @@ def _batch(sample: tuple, n: int = 6) -> np.ndarray:
     return (np.random.default_rng(3).standard_normal((n, *sample)) * 2 + 1).astype(np.float32)
 
 
-def engine_outputs(project: Project, x: np.ndarray) -> np.ndarray:
-    network = compile_project(project).network
-    network.set_train(False)
-    return network(engine.Tensor(x)).asnumpy()
-
-
-def load_script(path: Path):
-    spec = importlib.util.spec_from_file_location(f"exported_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.mark.parametrize("name", PROJECTS)

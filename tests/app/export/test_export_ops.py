@@ -3,9 +3,6 @@ its outputs and input gradients, onnxruntime its predict-mode outputs."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -19,6 +16,7 @@ from app.document import Graph, Project
 from app.export.onnx_model import export_onnx
 from app.export.python_script import export_python
 from app.export.torch_script import export_torch
+from tests.app.export.export_samples import engine_outputs, load_script
 
 SAMPLE = (4, 6)
 RNG = np.random.default_rng(3)
@@ -102,17 +100,6 @@ def inputs_for(project: Project) -> list[np.ndarray]:
     return [RNG.uniform(0.5, 2.0, (5, *shape)).astype(np.float32) for shape in shapes]
 
 
-def engine_outputs(project: Project, arrays) -> np.ndarray:
-    network = compile_project(project).network
-    network.set_train(False)
-    return network(*(engine.Tensor(a) for a in arrays)).asnumpy()
-
-
-def load_script(path: Path):
-    spec = importlib.util.spec_from_file_location(f"exported_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_every_op_node_has_a_case():
@@ -129,7 +116,7 @@ def test_the_engine_script_gives_the_apps_outputs_bit_for_bit(tmp_path, case):
     exported = export_python(project, tmp_path / "ops.py")
     net = load_script(exported.script).load_network()
     out = net(*(engine.Tensor(a) for a in arrays)).asnumpy()
-    np.testing.assert_array_equal(out, engine_outputs(project, arrays))
+    np.testing.assert_array_equal(out, engine_outputs(project, *arrays))
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -140,7 +127,7 @@ def test_the_torch_script_gives_the_outputs_and_input_gradients(tmp_path, case):
     net = load_script(report.written[0]).load_network()
     tensors = [torch.tensor(a, requires_grad=True) for a in arrays]
     out = net(*tensors)
-    expected = engine_outputs(project, arrays)
+    expected = engine_outputs(project, *arrays)
     np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-5, atol=1e-6)
     if not out.dtype.is_floating_point or not out.requires_grad:
         return
@@ -165,7 +152,7 @@ def test_onnxruntime_gives_the_outputs(tmp_path, case):
                                    providers=["CPUExecutionProvider"])
     feeds = {i.name: a for i, a in zip(session.get_inputs(), arrays, strict=True)}
     (out,) = session.run(None, feeds)
-    np.testing.assert_allclose(out, engine_outputs(project, arrays), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, engine_outputs(project, *arrays), rtol=1e-5, atol=1e-6)
 
 
 def test_the_constant_is_a_weight_of_each_export(tmp_path):

@@ -17,6 +17,7 @@ from app.export.kinds.pool import _resize_reads
 from app.export.onnx_model import export_onnx
 from app.export.python_script import ExportError, export_python
 from app.export.torch_script import _layer, export_torch
+from tests.app.export.export_samples import engine_outputs
 from tests.app.session.session_samples import chain
 
 CASES = [
@@ -77,11 +78,6 @@ def project(sample, type_name, params) -> Project:
 def batch(sample) -> np.ndarray:
     return np.random.default_rng(3).standard_normal((4, *sample)).astype(np.float32)
 
-
-def engine_outputs(proj: Project, x: np.ndarray) -> np.ndarray:
-    network = compile_project(proj).network
-    network.set_train(False)
-    return network(engine.Tensor(x)).asnumpy()
 
 
 def load(path: Path):

@@ -4,9 +4,7 @@ exported engine script ends with the weights the app's own training gives."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -18,6 +16,7 @@ from app.export.torch_script import export_torch
 from app.session import TrainingSession
 from app.session.run_control import RunControl
 from app.session.trainer import Trainer
+from tests.app.export.export_samples import load_script
 from tests.app.session.session_samples import bn_dropout_project, mlp_project
 
 SCHEDULES = [
@@ -30,12 +29,6 @@ SCHEDULES = [
     {"kind": "constant", "warmup_steps": 7},
 ]  # fmt: skip
 
-
-def load_script(path: Path):
-    spec = importlib.util.spec_from_file_location(f"exported_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _app_rates(project) -> tuple[np.ndarray, int]:

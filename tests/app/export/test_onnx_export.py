@@ -8,7 +8,6 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-import engine
 from app.catalogue import CATALOGUE, build_catalogue
 from app.catalogue.user_cells import cell_node_type
 from app.compiler import compile_project
@@ -19,15 +18,10 @@ from app.export.python_script import ExportError
 from app.io.project_file import load_project
 from app.session.settings import load_dataset
 from engine import nn
+from tests.app.export.export_samples import engine_outputs
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
 
-
-def engine_outputs(project: Project, *inputs: np.ndarray) -> np.ndarray:
-    network = compile_project(project).network
-    network.set_train(False)
-    with engine.no_grad():
-        return network(*(engine.Tensor(x) for x in inputs)).asnumpy()
 
 
 def onnx_outputs(path: Path, *inputs: np.ndarray) -> np.ndarray:

@@ -1,6 +1,5 @@
 """PyTorch export: the script's modules give the engine's outputs and take the same SGD step."""
 
-import importlib.util
 import os
 import sys
 from pathlib import Path
@@ -20,6 +19,7 @@ from app.export.report import ExportReport
 from app.export.torch_script import export_torch
 from app.io.project_file import load_project, save_project
 from engine import nn
+from tests.app.export.export_samples import load_script
 from tests.app.export.test_python_export import Doubler, branching_project
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "resources" / "examples"
@@ -28,12 +28,6 @@ RTOL, ATOL = 1e-5, 1e-6
 _BN = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean",
        "moving_variance": "running_var"}  # fmt: skip
 
-
-def load_script(path: Path):
-    spec = importlib.util.spec_from_file_location(f"exported_{path.stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def torch_name(name: str) -> str:
