@@ -28,6 +28,7 @@ from app.export import kinds
 from app.export.python_script import ExportError
 from app.export.report import ExportReport
 from engine import nn
+from engine.ops._conv import same_pads
 
 OPSET = 17
 IR_VERSION = 8  # the IR that opset 17 came with: older runtimes load the model too
@@ -310,19 +311,13 @@ class _Builder:
 def _pads(mode: str, padding, shape: tuple, reach: tuple, stride: tuple) -> list[int]:
     """ONNX `pads` (top, left, bottom, right) for the engine's pad_mode on a (N, C, H, W) input."""
     if mode == "same":  # output ceil(size / stride); an odd pad goes after, as in MindSpore
-        (top, bottom), (left, right) = (_same(size, k, s) for size, k, s in
+        (top, bottom), (left, right) = (same_pads(size, k, s) for size, k, s in
                                         zip(shape[2:], reach, stride, strict=True))  # fmt: skip
     elif mode == "valid":
         top = bottom = left = right = 0
     else:
         top, bottom, left, right = (padding,) * 4 if isinstance(padding, int) else padding
     return [int(top), int(left), int(bottom), int(right)]
-
-
-def _same(size: int, reach: int, stride: int) -> tuple[int, int]:
-    out = -(-size // stride)
-    total = max((out - 1) * stride + reach - size, 0)
-    return total // 2, total - total // 2
 
 
 def _graph_name(text: str) -> str:

@@ -28,6 +28,7 @@ from app.export import kinds
 from app.export.python_script import READ_INPUTS, ExportError, _class_name, _plain, _write_text
 from app.export.report import ExportReport
 from app.export.training_code import torch_training_code
+from engine.ops._conv import same_pads
 
 # Names the generated code uses itself; a variable called like this gets a trailing underscore.
 _TAKEN = frozenset({"self", "torch", "nn", "F", "np", "argparse", "Path", "WEIGHTS", "main",
@@ -227,13 +228,6 @@ def _layer(node: Node, cell, path: str, in_shape) -> tuple[str, str]:
     raise ExportError(f"Node {path} is a {kind}, which the PyTorch export can't express.")
 
 
-def _same_pads(size: int, k_eff: int, stride: int) -> tuple[int, int]:
-    # MindSpore 'same': output ceil(size / stride); an odd pad goes after (bottom/right).
-    out = -(-size // stride)
-    total = max((out - 1) * stride + k_eff - size, 0)
-    return total // 2, total - total // 2
-
-
 def _pads(cell, path: str, in_shape, dilation=(1, 1)) -> tuple[int, int, int, int]:
     """(top, bottom, left, right) as the engine pads this Conv2d or pool."""
     if cell.pad_mode == "valid":
@@ -245,8 +239,8 @@ def _pads(cell, path: str, in_shape, dilation=(1, 1)) -> tuple[int, int, int, in
         raise ExportError(f"Node {path}: 'same' padding needs its input's height and width.")
     h, w = int(in_shape[2]), int(in_shape[3])
     (kh, kw), (sh, sw) = cell.kernel_size, cell.stride
-    return (_same_pads(h, (kh - 1) * dilation[0] + 1, sh)
-            + _same_pads(w, (kw - 1) * dilation[1] + 1, sw))  # fmt: skip
+    return (same_pads(h, (kh - 1) * dilation[0] + 1, sh)
+            + same_pads(w, (kw - 1) * dilation[1] + 1, sw))  # fmt: skip
 
 
 def _pair(value: tuple[int, int]) -> str:

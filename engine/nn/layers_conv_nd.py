@@ -20,7 +20,8 @@ from engine.nn._checks import Fixed, choice, float_dtype, input_shape, only_defa
 from engine.nn._checks import positive_int as _positive
 from engine.nn.cell import Cell
 from engine.nn.layers_linear import InitSpec, make_param
-from engine.ops._conv_nd import conv_nd, conv_transpose_nd, ints, reaches, same_pads
+from engine.ops._conv import same_pads
+from engine.ops._conv_nd import conv_nd, conv_transpose_nd, ints, reaches
 from engine.tensor import Tensor
 
 __all__ = ["Conv1d", "Conv3d", "Conv2dTranspose", "Conv1dTranspose"]

@@ -103,11 +103,11 @@ def _clip_arrays_by_global_norm(tensors: list, clip_norm: float) -> tuple:
     for a in arrays:
         flat = a.reshape(-1)
         total += float(np.dot(flat, flat))
-    # In float64 here (a sum of many float32 squares), where the taped path sums in the
-    # Tensors' type; both round to the same float32 result but for the last bit.
+    # Each Tensor's sum of squares in its own type, their total in float64; the taped path
+    # sums in the Tensors' type: both round to the same float32 norm but for the last bit.
     norm = math.sqrt(total)
-    if norm <= clip_norm:
-        return tuple(wrap(a.copy()) for a in arrays)
+    if norm <= clip_norm:  # the usual case: the gradients go on as they are, not copied
+        return tuple(tensors)
     scale = clip_norm / norm
     return tuple(wrap(a * a.dtype.type(scale)) for a in arrays)
 

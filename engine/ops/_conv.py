@@ -67,8 +67,9 @@ def conv_padding(padding) -> tuple[int, int, int, int]:
     return tuple(int(v) for v in values)
 
 
-def _same_pads(size: int, k_eff: int, stride: int) -> tuple[int, int]:
-    # MindSpore/TF 'same': output = ceil(size / stride); an odd pad goes after (bottom/right).
+def same_pads(size: int, k_eff: int, stride: int) -> tuple[int, int]:
+    """MindSpore/TF 'same' padding of one axis, (before, after), for a window reaching
+    `k_eff`: output = ceil(size / stride); an odd pad goes after (bottom/right)."""
     out = -(-size // stride)
     total = max((out - 1) * stride + k_eff - size, 0)
     return total // 2, total - total // 2
@@ -76,7 +77,7 @@ def _same_pads(size: int, k_eff: int, stride: int) -> tuple[int, int]:
 
 def _resolve_pads(mode, padding, hw, k_eff, stride) -> tuple[int, int, int, int]:
     if mode == "same":
-        return _same_pads(hw[0], k_eff[0], stride[0]) + _same_pads(hw[1], k_eff[1], stride[1])
+        return same_pads(hw[0], k_eff[0], stride[0]) + same_pads(hw[1], k_eff[1], stride[1])
     if mode == "valid":
         return (0, 0, 0, 0)
     return padding

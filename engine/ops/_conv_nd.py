@@ -16,14 +16,13 @@ import math
 
 import numpy as np
 
-from engine.autograd import Node, state
 from engine.ops._args import renamed
-from engine.ops._conv import check_pad_mode
+from engine.ops._conv import check_pad_mode, same_pads
 from engine.ops._conv_layout import layout as make_layout
 from engine.ops._conv_threads import runs
-from engine.ops._functional import _link, _tensor
+from engine.ops._functional import _finish_n, _tensor
 from engine.ops._threads import run
-from engine.tensor import Tensor, wrap
+from engine.tensor import Tensor
 
 __all__ = ["conv1d", "conv3d"]
 
@@ -45,12 +44,6 @@ def ints(value, n: int, name: str, minimum: int = 1, who: str = "") -> tuple[int
         many = "" if n == 1 else f" or {n} ints"
         raise ValueError(f"{who}{name} must be an int{many}, each >= {minimum}; got {value!r}")
     return tuple(int(v) for v in items)
-
-
-def same_pads(size: int, reach: int, stride: int) -> tuple[int, int]:
-    """MindSpore 'same': ceil(size / stride) outputs; an odd padding goes after."""
-    total = max((-(-size // stride) - 1) * stride + reach - size, 0)
-    return total // 2, total - total // 2
 
 
 def reaches(kernel, dilation) -> tuple[int, ...]:
@@ -86,14 +79,6 @@ def _weight_back(gw: np.ndarray, shape: tuple) -> np.ndarray:
     g = gw.shape[0]
     gw = gw.reshape(g, o // g, math.prod(kernel), cg).transpose(0, 1, 3, 2)
     return gw.reshape(o, cg, *kernel)
-
-
-def _record(out, inputs, vjp, saved, name):
-    if state.recording:
-        links = tuple(_link(t) for t in inputs)
-        if any(link is not None for link in links):
-            return wrap(out, Node(vjp, saved, links, name))
-    return wrap(out)
 
 
 # ----------------------------------------------------------------------------- convolution
@@ -144,7 +129,7 @@ def conv_nd(x, weight, bias, stride, pads, dilation, groups, what: str):
     cols.each(block)
     result = result.reshape(n, o, *out) if layout.tail else layout.unpitch(result)
     saved = (planes, wk, wd.shape, layout, begin, tuple(size))
-    return _record(result, (x, weight, bias), _conv_vjp, saved, what.lower())
+    return _finish_n(result, (x, weight, bias), _conv_vjp, saved, what.lower())
 
 
 class _Columns:
@@ -294,7 +279,7 @@ def conv_transpose_nd(x, weight, bias, stride, dilation, groups, begin, size, ex
         region = result[(Ellipsis, *(slice(0, z) for z in size))] if extra else result
         region += bd.reshape(c_out, *(1,) * dims)
     saved = (xs, wk, wd.shape, layout, tuple(begin), tuple(size))
-    return _record(result, (x, weight, bias), _conv_transpose_vjp, saved, what.lower())
+    return _finish_n(result, (x, weight, bias), _conv_transpose_vjp, saved, what.lower())
 
 
 def _conv_transpose_vjp(g, saved, needs):

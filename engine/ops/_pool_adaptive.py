@@ -106,8 +106,11 @@ def _max_along(x, axis: int, out: int, what: str):
 def _max_along_vjp(g, saved, needs):
     axis, where, size = saved
     gm = np.moveaxis(g, axis, -1)  # (..., out)
-    hit = where[..., None] == np.arange(size)  # (..., out, size): a bin's maximum
-    gx = np.einsum("...o,...os->...s", gm, hit.astype(g.dtype))
+    gx = np.zeros((*gm.shape[:-1], size), dtype=g.dtype)
+    # One bin at a time: bins overlap, and a fancy-index '+=' would drop repeated positions.
+    for i in range(gm.shape[-1]):
+        at = where[..., i : i + 1]
+        np.put_along_axis(gx, at, np.take_along_axis(gx, at, -1) + gm[..., i : i + 1], -1)
     return (np.moveaxis(gx, -1, axis),)
 
 

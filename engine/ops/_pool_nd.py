@@ -18,7 +18,7 @@ import numpy as np
 
 from engine.autograd import Node, state
 from engine.ops._args import renamed, unsupported
-from engine.ops._conv import _same_pads
+from engine.ops._conv import same_pads
 from engine.ops._functional import _finish1, _tensor
 from engine.ops._nn import max_over_taps
 from engine.ops._pool_adaptive import (
@@ -97,7 +97,7 @@ def resolve_pads(mode, padding, shape, kernel, stride, dilation):
     """(before, after) per axis for pad_mode 'same' (MindSpore: output ceil(size/stride), an
     odd pad after), 'valid' or 'pad'."""
     if mode == "same":
-        return tuple(_same_pads(size, (k - 1) * d + 1, s)
+        return tuple(same_pads(size, (k - 1) * d + 1, s)
                      for size, k, s, d in zip(shape, kernel, stride, dilation, strict=True))
     if mode == "valid":
         return ((0, 0),) * len(shape)

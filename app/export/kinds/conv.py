@@ -18,7 +18,8 @@ import numpy as np
 from app.document import Node
 from app.export.kinds.common import OnnxRule, PythonOp, TorchLayer, TorchOp, TorchState
 from app.export.report import ExportError
-from engine.ops._conv_nd import reaches, same_pads
+from engine.ops._conv import same_pads
+from engine.ops._conv_nd import reaches
 
 Value = tuple[str, tuple]
 _DIMS = {"Conv1d": 1, "Conv3d": 3, "Conv2dTranspose": 2, "Conv1dTranspose": 1}

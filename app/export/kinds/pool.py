@@ -18,7 +18,7 @@ import numpy as np
 from app.document import Node
 from app.export.kinds.common import OnnxRule, PythonOp, TorchLayer, TorchOp, TorchState
 from app.export.report import ExportError
-from engine.ops._conv import _same_pads
+from engine.ops._conv import same_pads
 from engine.ops._resample import nearest_index
 
 Value = tuple[str, tuple]
@@ -35,7 +35,7 @@ def _pairs(cell, path: str, shape) -> list[tuple[int, int]]:
     if shape is None or len(shape) != nd + 2 or not all(isinstance(n, int) for n in shape[2:]):
         raise ExportError(f"Node {path}: 'same' padding needs its input's spatial sizes.")
     dilation = getattr(cell, "dilation", (1,) * nd)
-    return [_same_pads(n, (k - 1) * d + 1, s) for n, k, s, d in
+    return [same_pads(n, (k - 1) * d + 1, s) for n, k, s, d in
             zip(shape[2:], cell.kernel_size, cell.stride, dilation, strict=True)]  # fmt: skip
 
 
