@@ -37,7 +37,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.catalogue import CATALOGUE, Catalogue, CatalogueError, NodeType, ParamSpec
-from app.compiler.shapes import LiveShapes, fitting_params, infer_shapes
+from app.compiler.shapes import LiveShapes, fitting_params
 from app.compiler.size_flow import arriving, following_keys
 from app.document import Graph, Node, NodeMoved, Subscription
 from app.undo.commands import DocumentCommand, RenameCommand, graph_at, perform
@@ -266,8 +266,9 @@ class Inspector(FieldMarks, QWidget):
 
     def _follow_input(self, node: Node, spec: ParamSpec, field: QWidget) -> None:
         """A size field cleared: it follows what arrives again (no longer typed)."""
-        graph = self._graph()
-        shape = arriving(infer_shapes(self._root), graph, node) if graph is not None else None
+        graph, report = self._graph(), self._report()  # the kept shapes, not a new inference
+        shape = (arriving(report, graph, node) if graph is not None and report is not None
+                 else None)
         wanted = fitting_params(node.type, shape).get(spec.name) if shape is not None else None
         if wanted is None:
             self._refuse(spec.name, field, f"{node.name}: nothing arrives at its input yet, "

@@ -499,8 +499,7 @@ class RunController(QObject):
             except TrainingError as exc:
                 self.shell.show_message(str(exc), 8000)
                 return
-            project.training["learning_rate"] = value  # live, not an undo step
-            self.projects.mark_unsaved()
+            self.projects.mark_unsaved()  # the session keeps it in the project: live, no undo
             self.shell.show_message(f"Learning rate {value:g} from the next step on.", 5000)
             return
         command = TrainingSettingCommand(project, key, ABSENT if value is None else value)
