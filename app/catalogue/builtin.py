@@ -8,7 +8,6 @@ import dataclasses
 from app.catalogue import kinds
 from app.catalogue.custom_cells import custom_types
 from app.catalogue.kinds import losses
-from app.catalogue.kinds.builtin_tweaks import TWEAKS as BUILTIN_TWEAKS
 from app.catalogue.kinds.common import IN, OUT, XY, Summary, pair, shape, stride
 from app.catalogue.registry import Catalogue
 from app.catalogue.schema import DESCRIPTIONS, read_params
@@ -97,8 +96,9 @@ def _types() -> list[NodeType]:
                  (PortSpec("in", "The network's prediction."),), (), _output_params(),
                  lambda p: "Output" if p["loss"] == NO_LOSS else f"Output · {p['loss']}"),
     ]
+    tables = {table: kinds.merged(table) for table in ("PARAMS", "DEFAULTS", "TWEAKS")}
     for name, (category, description, summary) in {**LAYERS, **kinds.merged("LAYERS")}.items():
-        types.append(_layer_type(name, category, description, summary))
+        types.append(_layer_type(name, category, description, summary, tables))
     types += [
         NodeType("Reshape", "Reshaping", "Gives each sample a new shape.", IN, OUT,
                  (ParamSpec("shape", "shape", (-1,), minimum=-1,
@@ -131,15 +131,13 @@ def _types() -> list[NodeType]:
             if t.name in synonyms else t for t in types]
 
 
-def _layer_type(name: str, category: str, description: str, summary: Summary) -> NodeType:
+def _layer_type(name: str, category: str, description: str, summary: Summary,
+                tables: dict[str, dict]) -> NodeType:
     """The node type of the engine.nn class `name`, its hyper-parameters read from the
-    signature unless its family gives them (PARAMS), adjusted by the family's TWEAKS (over
-    kinds.builtin_tweaks for the built-in LAYERS)."""
+    signature unless its family gives them (PARAMS), adjusted by the families' TWEAKS."""
     cls = getattr(nn, name)
-    params = kinds.merged("PARAMS").get(name) or read_params(
-        cls, kinds.merged("DEFAULTS").get(name))
-    family, own = kinds.merged("TWEAKS").get(name, {}), BUILTIN_TWEAKS.get(name, {})
-    tweaks = {key: {**own.get(key, {}), **family.get(key, {})} for key in {*own, *family}}
+    params = tables["PARAMS"].get(name) or read_params(cls, tables["DEFAULTS"].get(name))
+    tweaks = tables["TWEAKS"].get(name, {})
     params = tuple(dataclasses.replace(spec, **tweaks[spec.name]) if spec.name in tweaks
                    else spec for spec in params)
     return NodeType(name, category, description, IN, OUT, params, summary, cell=cls)

@@ -104,6 +104,10 @@ def _transposed(axes: str, padding: str) -> dict[str, Tweak]:
 
 
 TWEAKS: dict[str, dict[str, Tweak]] = {
+    # The built-in Conv2d's padding, too: shown only in 'pad' mode.
+    "Conv2d": {"padding": {"when": {"pad_mode": ("pad",)},
+                           "description": "Zero padding: one number for all sides, or top, "
+                                          "bottom, left, right."}},
     "Conv1d": _forward("L", "Zeros on both ends of the sequence."),
     "Conv3d": _forward("D × H × W", "Zero padding: one number for all sides, or head, tail, "
                        "top, bottom, left, right."),
