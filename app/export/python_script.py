@@ -25,6 +25,7 @@ from app.catalogue.schema import read_params
 from app.compiler import compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
 from app.export import kinds
+from app.export.kinds.common import op_call
 from app.export.report import ExportError, ExportReport, give_user_mode
 from app.export.training_code import engine_training_code
 from engine import nn
@@ -152,15 +153,7 @@ class _Writer:
             return ops[node.type].format(*args)
         if node.type in kinds.PYTHON_OPS:
             made = kinds.PYTHON_OPS[node.type](values, args)
-            if isinstance(made, str):
-                return made
-            # An op holding a Parameter: a Cell of its own, set up before it is attached
-            # (attaching names its Parameters after the node).
-            cell, setup, call = made
-            init.append(f"        cell = {cell}")
-            init.extend("        " + line.format("cell") for line in setup)
-            init.append(assign.format("cell"))
-            return call.format(attr)
+            return op_call(made, init, assign, attr, "cell")
         if node.type == "Concat":
             joined = ", ".join(args) + ("," if len(args) == 1 else "")
             return f"ops.concat(({joined}), {values['axis']!r})"

@@ -25,6 +25,7 @@ from app.catalogue import CATALOGUE, Catalogue
 from app.compiler import CompiledNetwork, compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
 from app.export import kinds
+from app.export.kinds.common import op_call
 from app.export.python_script import READ_INPUTS, ExportError, _class_name, _plain, _write_text
 from app.export.report import ExportReport
 from app.export.training_code import torch_training_code
@@ -155,13 +156,7 @@ class _Writer:
         cell = self.compiled.cells.get(node.id)
         if node.type in kinds.TORCH_OPS:
             made = kinds.TORCH_OPS[node.type](cell, args)
-            if isinstance(made, str):
-                return made
-            module, setup, call = made  # an op holding state: a Module of its own
-            init.append(f"        module = {module}")
-            init.extend("        " + line.format("module") for line in setup)
-            init.append(assign.format("module"))
-            return call.format(attr)
+            return op_call(made, init, assign, attr, "module")
         if node.type == "Concat":
             return f"torch.cat(({x}{',' if len(args) == 1 else ''}), dim={cell.axis})"
         if node.type == "Reshape":

@@ -29,3 +29,17 @@ OnnxRule = Callable[[Any, Node, Any, list[tuple[str, tuple]], str], list[str]]
 # ('ops.sub(a, b)'); an op holding a Parameter gives (its Cell's constructor, statements
 # setting it up, the call) instead, as TorchOp does.
 PythonOp = Callable[[Mapping[str, Any], list[str]], str | tuple[str, list[str], str]]
+
+
+def op_call(made: str | tuple[str, list[str], str], init: list[str], assign: str, attr: str,
+            var: str) -> str:
+    """The call of an op node as a TorchOp or PythonOp gave it (`made`). An op holding state
+    (a Constant) is built as `var` with its setup lines, then attached as the node's
+    attribute: setting it up before attaching names its Parameters after the node."""
+    if isinstance(made, str):
+        return made
+    built, setup, call = made
+    init.append(f"        {var} = {built}")
+    init.extend("        " + line.format(var) for line in setup)
+    init.append(assign.format(var))
+    return call.format(attr)
