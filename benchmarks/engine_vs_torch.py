@@ -166,24 +166,24 @@ def _rss_kib(field: str) -> int:
     raise RuntimeError(f"{field} not in /proc/self/status")
 
 
-def step_fns(name: str):
-    """(engine step, PyTorch step) of a workload, from the same weights and data."""
+def side_step(name: str, side: str):
+    """The training step of one side ('engine' or 'torch') of a workload; the torch side
+    starts from the engine side's initial weights."""
     spec = WORKLOADS[name]
     if "engine" in spec:
-        return spec["engine"](), spec["torch"]()
-    net, e_step = engine_step_fn(name)
-    return e_step, torch_step_fn(name, net)
+        return spec[side]()
+    net, step = engine_step_fn(name)
+    return step if side == "engine" else torch_step_fn(name, net)
+
+
+def step_fns(name: str):
+    """(engine step, PyTorch step) of a workload, from the same weights and data."""
+    return side_step(name, "engine"), side_step(name, "torch")
 
 
 def measure_peak(side: str, name: str, steps: int) -> float:
     """Peak RSS growth (MiB) while training, above the RSS once the model is built."""
-    spec = WORKLOADS[name]
-    if "engine" in spec:
-        step = spec[side]()
-    else:
-        net, step = engine_step_fn(name)
-        if side == "torch":
-            step = torch_step_fn(name, net)
+    step = side_step(name, side)
     before = _rss_kib("VmRSS")
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM) to the current RSS
     for _ in range(steps):
@@ -298,7 +298,7 @@ def profile(name: str) -> None:
     import cProfile
     import pstats
 
-    step = step_fns(name)[0]
+    step = side_step(name, "engine")  # the engine alone: no torch to load
     for _ in range(20):
         step()
     prof = cProfile.Profile()

@@ -41,13 +41,14 @@ def engine_side():
 def torch_side():
     from app.export.torch_script import export_torch
 
-    folder = Path(tempfile.mkdtemp(prefix="cellwright-bench-"))
-    script = folder / "residual_cnn.py"
-    export_torch(_project(), script)
-    spec = importlib.util.spec_from_file_location("residual_cnn_export", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return torch_step(module.load_network(), *_data())
+    with tempfile.TemporaryDirectory(prefix="cellwright-bench-") as folder:
+        script = Path(folder) / "residual_cnn.py"
+        export_torch(_project(), script)
+        spec = importlib.util.spec_from_file_location("residual_cnn_export", script)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        net = module.load_network()  # the weights are read here: the folder may go
+    return torch_step(net, *_data())
 
 
 WORKLOADS = {
