@@ -42,6 +42,10 @@ def test_palette_order_categories_and_descriptions():
     assert ranks == sorted(ranks)
     assert all(t.description and "\n" not in t.description for t in types)
     assert "Composite" not in [t.name for t in types]
+    # Every hyper-parameter of every type says what it is (the Inspector's and the
+    # palette's help), also for a type added later.
+    undocumented = [f"{t.name}.{p.name}" for t in types for p in t.params if not p.description]
+    assert undocumented == []
 
 
 def test_every_type_makes_a_node_with_its_ports_and_defaults():
