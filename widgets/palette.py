@@ -95,6 +95,8 @@ class Palette(QWidget):
         self.setObjectName("palette")
         self.catalogue = catalogue if catalogue is not None else CATALOGUE
         self.user_cell_names: Callable[[], list[str]] = list
+        # Tooltips by (type, entry label): made once, not at every keystroke of a search.
+        self._docs: dict[tuple[object, str], str] = {}
         self.open_categories: set[str] = set()  # opened by the user, with nothing typed
         self._filling = False  # the tree is being rebuilt: its expand signals are ours
         self.search = QLineEdit(self)
@@ -169,7 +171,11 @@ class Palette(QWidget):
         order += [e.category for e in found if e.category not in order]
         by_category: dict[str, list[tuple[str, str, str]]] = {c: [] for c in order}
         for entry in found:
-            by_category[entry.category].append((entry.label, docs_of(entry), payload_of(entry)))
+            key = (entry.node_type, entry.label)
+            if key not in self._docs:
+                self._docs[key] = docs_of(entry)
+            by_category[entry.category].append((entry.label, self._docs[key],
+                                                payload_of(entry)))
         words = query_words(text)
         users = [(name, f"User Cell {name}: a saved composite", f"user:{name}")
                  for name in self.user_cell_names()
