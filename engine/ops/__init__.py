@@ -2,8 +2,10 @@
 
 from engine.grad import GradOperation
 from engine.ops._activation import *  # noqa: F403
+from engine.ops._attention import *  # noqa: F403
 from engine.ops._clip import *  # noqa: F403
 from engine.ops._conv_nd import *  # noqa: F403
+from engine.ops._embedding import *  # noqa: F403
 from engine.ops._functional import (
     abs,
     add,
@@ -79,6 +81,7 @@ from engine.ops._reduce import (
     where,
 )
 from engine.ops._resample import *  # noqa: F403
+from engine.ops._rnn import *  # noqa: F403
 from engine.ops._select import all, any, cumsum, gather, norm, one_hot, sort, topk
 from engine.ops._shape import (
     arange,

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from app.catalogue.kinds import activation, conv, norm, ops, pool
+from app.catalogue.kinds import activation, attention, conv, norm, ops, pool, recurrent, sequence
 
-FAMILIES = (conv, pool, norm, activation, ops)
+FAMILIES = (conv, pool, norm, activation, ops, sequence, recurrent, attention)
 
 
 def merge_tables(families, table: str) -> dict[str, Any]:

@@ -17,9 +17,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from app.catalogue.kinds import merge_tables
-from app.compiler.kinds import activation, conv, norm, ops, pool
+from app.compiler.kinds import activation, attention, conv, norm, ops, pool, recurrent, sequence
 
-FAMILIES = (conv, pool, norm, activation, ops)
+FAMILIES = (conv, pool, norm, activation, ops, sequence, recurrent, attention)
 
 
 def _merged(table: str) -> dict[str, Any]:

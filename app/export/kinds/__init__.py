@@ -11,9 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from app.catalogue.kinds import merge_tables
-from app.export.kinds import activation, conv, norm, ops, pool
+from app.export.kinds import activation, attention, conv, norm, ops, pool, recurrent, sequence
 
-FAMILIES = (conv, pool, norm, activation, ops)
+FAMILIES = (conv, pool, norm, activation, ops, sequence, recurrent, attention)
 
 
 def _merged(table: str) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from app.catalogue import CATALOGUE
 from app.compiler import compile_project, infer_shapes
 from app.document import Graph, Node, Project, editing
 from engine import Parameter, Tensor, nn
+from tests.app.compiler import feeds_attention, feeds_recurrent, feeds_sequence
 
 
 class Scale(nn.Cell):
@@ -128,7 +129,8 @@ FEEDS = {"Conv2d": (1, 6, 6), "MaxPool2d": (3, 6, 6), "AvgPool2d": (3, 6, 6),
          "Dropout3d": (3, 2, 4, 4), "MaxPool3d": (2, 4, 4, 4), "AvgPool3d": (2, 4, 4, 4),
          "AdaptiveAvgPool2d": (3, 4, 4), "AdaptiveMaxPool2d": (3, 4, 4),
          "PixelShuffle": (8, 2, 2), "Conv3d": (2, 4, 4, 4), "Conv2dTranspose": (3, 4, 4),
-         "GroupNorm": (8, 4, 4), "InstanceNorm2d": (8, 4, 4), "LRN": (8, 4, 4)}
+         "GroupNorm": (8, 4, 4), "InstanceNorm2d": (8, 4, 4), "LRN": (8, 4, 4),
+         **feeds_sequence.FEEDS, **feeds_recurrent.FEEDS, **feeds_attention.FEEDS}
 
 
 def feed_for(type_name: str) -> tuple[int, ...]:

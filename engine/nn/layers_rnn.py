@@ -1,0 +1,3 @@
+"""(stub) The rnn layers (issue 28); each Cell is listed in __all__."""
+
+__all__: list[str] = []

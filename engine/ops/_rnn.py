@@ -1,0 +1,3 @@
+"""(stub) The rnn kernels (issue 28); public functions are listed in __all__."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Feeds (sample shapes) for the attention family's node types in the generic compiler tests."""
+
+FEEDS: dict[str, tuple] = {}
