@@ -16,6 +16,7 @@ CATEGORIES = (
     "Layers",
     "Activations",
     "Normalization",
+    "Sequences",
     "Pooling & resampling",
     "Reshaping",
     "Math",
