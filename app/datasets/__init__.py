@@ -11,8 +11,11 @@ from app.datasets.builtin import (
     make_spirals,
     make_xor,
 )
+from app.datasets.csv_windows import load_csv_windows
 from app.datasets.dataset import CLASSIFICATION, REGRESSION, TASKS, Dataset, DatasetError
 from app.datasets.file_import import load_csv, load_npz
+from app.datasets.sequences import make_adding, make_multisine, make_running_sign
+from app.datasets.text import load_text, make_text
 
 __all__ = [
     "BUILTIN",
@@ -23,12 +26,18 @@ __all__ = [
     "Dataset",
     "DatasetError",
     "load_csv",
+    "load_csv_windows",
     "load_npz",
+    "load_text",
+    "make_adding",
     "make_builtin",
     "make_circles",
     "make_digits",
     "make_moons",
+    "make_multisine",
+    "make_running_sign",
     "make_sine",
     "make_spirals",
+    "make_text",
     "make_xor",
 ]

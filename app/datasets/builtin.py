@@ -1,4 +1,5 @@
-"""The data sets Cellwright ships with: 2-D toy sets, a 1-D regression and 8×8 digits."""
+"""The data sets Cellwright ships with: 2-D toy sets, a 1-D regression, 8×8 digits, and
+sets with a time axis (app.datasets.sequences, app.datasets.text)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from pathlib import Path
 import numpy as np
 
 from app.datasets.dataset import CLASSIFICATION, REGRESSION, Dataset, DatasetError
+from app.datasets.sequences import make_adding, make_multisine, make_running_sign
+from app.datasets.text import make_text
 from app.resources_path import resource_path
 
 TWO_CLASSES = ("0", "1")
@@ -207,6 +210,15 @@ class BuiltinDataset:
         return inspect.signature(self.make).parameters["n_samples"].default
 
     @property
+    def options(self) -> dict[str, object]:
+        """Each keyword option `make` takes, with its default (`path` is no option)."""
+        return {
+            name: parameter.default
+            for name, parameter in inspect.signature(self.make).parameters.items()
+            if name != "path" and parameter.default is not inspect.Parameter.empty
+        }
+
+    @property
     def default_noise(self) -> float:
         return inspect.signature(self.make).parameters["noise"].default
 
@@ -251,6 +263,26 @@ BUILTIN: dict[str, BuiltinDataset] = {
             "digit_images", "Digit images (reconstruct)",
             "The 8×8 digits with each image as its own target: for autoencoders.",
             make_digit_images, REGRESSION,
+        ),
+        BuiltinDataset(
+            "multisine", "Multi-sine series (forecast)",
+            "Sequences: a noisy sum of three sines; predict the next values from a window.",
+            make_multisine, REGRESSION,
+        ),
+        BuiltinDataset(
+            "adding", "Adding problem",
+            "Sequences: add the two values marked in a long sequence (a memory test).",
+            make_adding, REGRESSION,
+        ),
+        BuiltinDataset(
+            "running_sign", "Running-sum sign",
+            "Sequences: is the sum of the sequence positive? Two classes.",
+            make_running_sign, CLASSIFICATION,
+        ),
+        BuiltinDataset(
+            "text", "Text: Genesis (characters)",
+            "Text: predict each next character of Genesis (KJV, public domain).",
+            make_text, CLASSIFICATION,
         ),
     )
 }  # fmt: skip

@@ -21,6 +21,14 @@ class DatasetError(ValueError):
 class Dataset:
     """N samples `x` (float32, shape (N, ...)) with their answers `y`.
 
+    Token samples: with a `vocabulary` (the text each token id stands for, index = id),
+    `x` holds int64 token ids of shape (N, T), each in [0, len(vocabulary)); without one
+    the samples are always float32. `chronological` marks samples cut from one series in
+    order (sliding windows): `split` then holds back the last ones instead of a random
+    choice, so validation windows never overlap training ones. `note` is something the
+    user should know about how the set was made (e.g. a text file changed since its
+    vocabulary was saved); empty when there is nothing to say.
+
     Classification: `y` holds int64 class indices, shape (N,), each in [0, num_classes);
     `class_names[i]` is what class i is called. Regression: `y` holds float32 targets,
     shape (N, k) (a 1-D `y` becomes (N, 1)); `num_classes` is None and `target_names`
@@ -37,6 +45,9 @@ class Dataset:
     name: str = "Data set"
     class_names: tuple[str, ...] = ()
     target_names: tuple[str, ...] = ()
+    vocabulary: tuple[str, ...] = ()
+    chronological: bool = False
+    note: str = ""
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -44,7 +55,8 @@ class Dataset:
         x = _numeric(self.x, "The samples")
         if x.ndim < 2:
             raise DatasetError(f"The samples must have shape (N, ...), not {x.shape}.")
-        x = x.astype(np.float32, copy=False)
+        vocabulary = _vocabulary(self.vocabulary)
+        x = _tokens(x, len(vocabulary)) if vocabulary else x.astype(np.float32, copy=False)
         if self.task == CLASSIFICATION:
             y, extra = self._check_labels()
         else:
@@ -55,10 +67,13 @@ class Dataset:
             raise DatasetError("The samples contain NaN or infinite values.")
         features = tuple(self.feature_names)
         if x.ndim == 2 and not features:
-            features = tuple(f"x{i + 1}" for i in range(x.shape[1]))
+            prefix = "t" if vocabulary else "x"  # a token sample's columns are positions
+            features = tuple(f"{prefix}{i + 1}" for i in range(x.shape[1]))
         if x.ndim == 2 and len(features) != x.shape[1]:
             raise DatasetError(f"{len(features)} feature names for {x.shape[1]} features.")
-        for field, value in {"x": x, "y": y, "feature_names": features, **extra}.items():
+        fields = {"x": x, "y": y, "feature_names": features, "vocabulary": vocabulary,
+                  "chronological": bool(self.chronological), "note": str(self.note), **extra}
+        for field, value in fields.items():
             object.__setattr__(self, field, value)
 
     def _check_labels(self) -> tuple[np.ndarray, dict]:
@@ -110,6 +125,11 @@ class Dataset:
         return tuple(self.x.shape[1:])
 
     @property
+    def is_tokens(self) -> bool:
+        """Whether the samples are int64 token ids (with a vocabulary), not float32 values."""
+        return bool(self.vocabulary)
+
+    @property
     def output_size(self) -> int:
         """How many outputs the network's last layer needs: classes or targets."""
         return self.num_classes if self.task == CLASSIFICATION else int(self.y.shape[1])
@@ -123,7 +143,9 @@ class Dataset:
     def describe(self) -> str:
         """One line for a status bar, e.g. 'Spirals: 400 samples of 2 features, 2 classes'."""
         shape = self.sample_shape
-        if len(shape) == 1:
+        if self.is_tokens:
+            what = f"{shape[0]} tokens ({len(self.vocabulary)} in the vocabulary)"
+        elif len(shape) == 1:
             what = f"{shape[0]} feature{'s' if shape[0] != 1 else ''}"
         else:
             what = "shape " + "×".join(str(s) for s in shape)
@@ -148,7 +170,9 @@ class Dataset:
         validation side; both sides keep the original sample order. A fraction of 0 means
         "no validation" and returns every sample as train and an empty validation set.
         ValueError (DatasetError) for a fraction outside [0, 1) or a split that would
-        leave either side empty.
+        leave either side empty. A `chronological` set holds back its last samples (no
+        randomness): its samples overlap their neighbours, so a random choice would
+        validate on what was trained on.
         """
         fraction = float(validation_fraction)
         if not 0.0 <= fraction < 1.0:
@@ -159,7 +183,9 @@ class Dataset:
         if fraction == 0.0:
             return self.take(np.arange(n)), self.take([], name=f"{self.name} (validation)")
         rng = np.random.default_rng(_seed(seed))
-        if self.task == CLASSIFICATION:
+        if self.chronological:
+            val = np.arange(n - round(n * fraction), n)
+        elif self.task == CLASSIFICATION:
             val = _stratified_pick(self.y, self.num_classes, fraction, rng)
         else:
             val = rng.permutation(n)[: round(n * fraction)]
@@ -213,6 +239,39 @@ def _stratified_pick(
     share[by_remainder[:leftover]] += 1
     picked = [rng.permutation(np.flatnonzero(y == c))[: share[c]] for c in range(num_classes)]
     return np.concatenate(picked) if picked else np.zeros(0, dtype=np.int64)
+
+
+def _vocabulary(vocabulary) -> tuple[str, ...]:
+    """The vocabulary as a tuple of distinct, non-empty texts; DatasetError if it is not."""
+    if isinstance(vocabulary, str):
+        vocabulary = tuple(vocabulary)  # a text: one token per character
+    try:
+        tokens = tuple(vocabulary)
+    except TypeError:
+        raise DatasetError(f"The vocabulary must be a list of texts, not {vocabulary!r}.") from None
+    for i, token in enumerate(tokens):
+        if not isinstance(token, str) or not token:
+            raise DatasetError(f"Vocabulary entry {i} must be a non-empty text, not {token!r}.")
+    if len(set(tokens)) != len(tokens):
+        twice = next(t for t in tokens if tokens.count(t) > 1)
+        raise DatasetError(f"The vocabulary holds {twice!r} twice; each token must be distinct.")
+    return tokens
+
+
+def _tokens(x: np.ndarray, size: int) -> np.ndarray:
+    """Token ids as int64 (N, T), each in [0, size); DatasetError saying what is wrong."""
+    if x.ndim != 2:
+        raise DatasetError(f"Token samples must have shape (N, T), not {x.shape}.")
+    if not (np.issubdtype(x.dtype, np.integer) or x.dtype == np.bool_):
+        raise DatasetError(f"Token ids must be whole numbers, not {x.dtype} values.")
+    x = x.astype(np.int64, copy=False)
+    if x.size and (x.min() < 0 or x.max() >= size):
+        bad = int(x.min()) if x.min() < 0 else int(x.max())
+        raise DatasetError(
+            f"Token id {bad} is out of range for a vocabulary of {size}: ids go from 0 "
+            f"to {size - 1}."
+        )
+    return x
 
 
 def _numeric(values, what: str) -> np.ndarray:

@@ -1,9 +1,10 @@
 """Reading the data set a `dataset` setting names: the reasons in words, kept, progress, Cancel.
 
-`read_dataset(spec, folder)` reads any setting (a built-in set, a CSV or an NPZ file;
-relative paths from `folder`) or raises `DatasetRefused` with the whole reason, as
-the user reads it. A `DatasetLoader` keeps its last answer, so a form and the training
-session that follows it read a file once; a file changed on disk is read again.
+`read_dataset(spec, folder)` reads any setting (a built-in set, a CSV or an NPZ file, a
+CSV time series cut into windows, a text file; relative paths from `folder`) or raises
+`DatasetRefused` with the whole reason, as the user reads it. A `DatasetLoader` keeps its
+last answer, so a form and the training session that follows it read a file once; a file
+changed on disk is read again.
 
 A data file of PROGRESS_BYTES or more is read on a worker thread as a `Reading`; the
 loader hands it to the caller's `wait`, which may show `reading.permille()` and call
@@ -23,12 +24,17 @@ from typing import Any
 
 from app.datasets.builtin import make_builtin
 from app.datasets.csv_stream import cancelled_message
+from app.datasets.csv_windows import load_csv_windows
 from app.datasets.dataset import Dataset, DatasetError
 from app.datasets.file_import import csv_columns, load_csv, load_npz
+from app.datasets.text import load_text
 
 PROGRESS_BYTES = 4 << 20  # a data file this large is read on a worker thread, with progress
 CANT_USE = "The data set can't be used: "  # before a loader's own reason
 STILL_READING = "A data file is still being read."
+FILE_KINDS = ("csv", "npz", "text")  # a setting's entry naming its data file
+KINDS = ("builtin", *FILE_KINDS)  # a setting has exactly one of these
+WINDOWS = "windows"  # a CSV setting's entry that makes it a time series cut into windows
 
 
 class DatasetRefused(DatasetError):
@@ -53,9 +59,9 @@ def builtin_of(spec: Any) -> tuple[str, dict[str, Any]] | None:
 
 
 def file_kind(spec: Any) -> str | None:
-    """'csv' or 'npz' for a data file's setting, else None."""
+    """'csv', 'npz' or 'text' for a data file's setting, else None."""
     if isinstance(spec, Mapping) and "builtin" not in spec:
-        for kind in ("csv", "npz"):
+        for kind in FILE_KINDS:
             if kind in spec:
                 return kind
     return None
@@ -77,10 +83,10 @@ def read_dataset(spec: Any, folder: Path | None = None, **reading: Any) -> Datas
             return make_builtin(spec)
         if not isinstance(spec, Mapping):
             raise DatasetRefused(f"The data set setting must be a name or a mapping, not {spec!r}.")
-        kinds = [k for k in ("builtin", "csv", "npz") if k in spec]
+        kinds = [k for k in KINDS if k in spec]
         if len(kinds) != 1:
             raise DatasetRefused(
-                "The data set setting needs exactly one of 'builtin', 'csv' or 'npz'."
+                "The data set setting needs exactly one of 'builtin', 'csv', 'npz' or 'text'."
             )
         kind = kinds[0]
         options = {k: v for k, v in spec.items() if k != kind}
@@ -89,8 +95,17 @@ def read_dataset(spec: Any, folder: Path | None = None, **reading: Any) -> Datas
             if extra:
                 raise DatasetRefused(f"Unknown built-in data set entries: {', '.join(extra)}.")
             return make_builtin(spec[kind], **dict(options.get("options", {})))
-        loader = load_csv if kind == "csv" else load_npz
-        return loader(resolve(spec[kind], folder), **options, **reading)
+        path = resolve(spec[kind], folder)
+        if kind == "csv" and WINDOWS in options:
+            windows = options.pop(WINDOWS)
+            if not isinstance(windows, Mapping):
+                raise DatasetRefused(
+                    f"The 'windows' entry must be a mapping (window, horizon, stride, targets, "
+                    f"features), not {windows!r}."
+                )
+            return load_csv_windows(path, **options, **windows, **reading)
+        loader = {"csv": load_csv, "npz": load_npz, "text": load_text}[kind]
+        return loader(path, **options, **reading)
     except DatasetRefused:
         raise
     except DatasetError as exc:
@@ -224,6 +239,13 @@ class DatasetLoader:
             raise DatasetRefused(self._kept[1])
         return self._kept[1]
 
+    def keep_as(self, spec: Any, folder: Path | None) -> None:
+        """Keep the last data set read as the answer to `spec` too (a setting that reads
+        the same, e.g. with the vocabulary it was read with written in), not read again."""
+        kept = self._kept
+        if kept is not None and not isinstance(kept[1], str):
+            self._kept = (cache_key(spec, folder), kept[1], False)
+
     def already_read(self, spec: Any, folder: Path | None) -> Dataset | None:
         """The data set `spec` names if this loader has read it and its file is unchanged
         on disk since, else None. Never reads anything."""
@@ -235,7 +257,7 @@ class DatasetLoader:
     def _read(self, spec: Any, folder: Path | None) -> tuple[Dataset | str, bool]:
         """(the data set or why not, whether the user cancelled reading it)."""
         kind = file_kind(spec)
-        if kind is not None and "csv" in spec and "npz" in spec:
+        if kind is not None and sum(k in spec for k in FILE_KINDS) > 1:
             kind = None  # read_dataset says why that can't be
         path = resolve(str(spec[kind]), folder) if kind is not None else None
         if self.wait is None or path is None or _size(path) < PROGRESS_BYTES:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from PySide6.QtGui import QUndoCommand, QUndoStack
 
+from app.datasets.loading import KINDS
 from app.document import ABSENT, DocumentError, Graph, Hook, Node, Project, editing
 from app.document.data import graph_to_data, restore_graph
 
@@ -395,7 +396,7 @@ class TrainingSettingCommand(DocumentCommand):
 
 def _show_setting(value: Any) -> str:
     if isinstance(value, Mapping):
-        for kind in ("builtin", "csv", "npz"):
+        for kind in KINDS:
             if kind in value:
                 return _show(str(value[kind]))
         return "{" + ", ".join(f"{k}={_show(v)}" for k, v in value.items()) + "}"

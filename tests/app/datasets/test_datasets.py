@@ -139,7 +139,7 @@ def test_bad_options_are_refused(options, fragment):
 
 def test_registry_lists_every_builtin_with_title_and_description():
     assert list(BUILTIN) == ["spirals", "moons", "circles", "xor", "sine", "digits",
-                             "digit_images"]
+                             "digit_images", "multisine", "adding", "running_sign", "text"]
     for key, entry in BUILTIN.items():
         assert entry.key == key and entry.title and entry.description[-1] in ".)"
         assert "\n" not in entry.description and len(entry.description) < 90
