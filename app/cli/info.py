@@ -13,6 +13,7 @@ from app.catalogue.custom_cells import trust_if_asked
 from app.cli import EXIT_OK, fail, say, warn
 from app.compiler import CompileError, compile_project, infer_shapes
 from app.compiler.rules import text as shape_text
+from app.datasets.loading import KINDS
 from app.document import COMPOSITE, Graph, Project
 from app.io.project_file import ProjectFileError, load_project, paused_gc
 from app.session import DEFAULTS, TrainingError, TrainingSettings, TrainingState
@@ -131,10 +132,10 @@ def describe_dataset(spec) -> str:
     if isinstance(spec, str):
         return spec
     if isinstance(spec, Mapping):
-        kinds = [kind for kind in ("builtin", "csv", "npz") if kind in spec]
+        kinds = [kind for kind in KINDS if kind in spec]
         if len(kinds) == 1:
             return str(spec[kinds[0]])
-        return "! the setting needs exactly one of 'builtin', 'csv' or 'npz'"
+        return "! the setting needs exactly one of 'builtin', 'csv', 'npz' or 'text'"
     return f"! the setting must be a name or a mapping, not {spec!r}"
 
 

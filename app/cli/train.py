@@ -12,6 +12,7 @@ from typing import TextIO
 from app.catalogue.custom_cells import trust_if_asked
 from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail, say, warn
 from app.compiler import CompileError
+from app.datasets.text import pinned
 from app.document import Project
 from app.io.project_file import ProjectFileError, check_can_save, load_project, save_project
 from app.session import (
@@ -47,6 +48,11 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{exc} Nothing was trained.")
     except (TrainingError, CompileError) as exc:
         return fail(f"{path.name}: {exc}")
+    vocabulary = pinned(project.training.get("dataset"), session.dataset)
+    if vocabulary is not None:  # saved with the project: token ids keep their meaning
+        project.training["dataset"] = vocabulary
+    if session.dataset.note:
+        warn(session.dataset.note)
     bar = None if args.quiet else ProgressBar(sys.stderr, path.name)
     if bar is not None:
         session.events.subscribe(bar.on_event)

@@ -4,7 +4,11 @@
 
     {"dataset": "spirals" | {"builtin": "moons", "options": {"n_samples": 300}}
                 | {"csv": "points.csv", "label_column": "label", ...}
-                | {"npz": "data.npz", "x_key": "x", "y_key": "y"},
+                | {"npz": "data.npz", "x_key": "x", "y_key": "y"}
+                | {"csv": "series.csv", "windows": {"window": 24, "horizon": 1,
+                   "stride": 1, "targets": ["temp"], "features": null}}
+                | {"text": "book.txt", "context": 32, "stride": 1,
+                   "vocabulary": ["\\n", " ", "A", ...]},
      "loss": "CrossEntropyLoss", "optimizer": "Adam", "optimizer_options": {},
      "learning_rate": 0.01, "batch_size": 32, "epochs": 10,
      "validation_fraction": 0.2, "seed": 0, "history_steps": 2000,
@@ -21,7 +25,11 @@ while training runs rescales the whole schedule from the next step on. A schedul
 run of `epochs` epochs: a run that goes on after a pause or a stop goes on along it, a
 new run (Start after one that finished) follows it from its start again.
 
-A relative CSV/NPZ path is read from the project file's folder. `history_steps` is how
+A relative CSV/NPZ/text path is read from the project file's folder. A CSV setting with
+`windows` is a time series cut into sliding windows (app.datasets.csv_windows); a text
+file is a char-level language-modelling set whose `vocabulary` (the character of each
+token id) is saved with the project once read, so token ids keep their meaning when the
+file changes (app.datasets.text). `history_steps` is how
 many steps every curve and hook capture keeps exactly at the start and at the end of a
 run; the middle is a uniform sample of as many (see app.session.history).
 """
@@ -48,7 +56,7 @@ from app.catalogue.training import (
     optimizer_keywords,
 )
 from app.datasets import Dataset
-from app.datasets.loading import DatasetRefused, read_dataset
+from app.datasets.loading import KINDS, DatasetRefused, read_dataset
 from app.session.history import HISTORY_STEPS
 from app.session.progress import TrainingState
 from engine import nn
@@ -148,7 +156,7 @@ class TrainingSettings:
             return spec
         if not isinstance(spec, Mapping):  # a damaged setting (a number, a list): say what
             return f"data set {spec!r}"[:80]
-        for kind in ("builtin", "csv", "npz"):
+        for kind in KINDS:
             if kind in spec:
                 return str(spec[kind])
         return "data set"
