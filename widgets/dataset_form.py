@@ -1,5 +1,11 @@
 """The data set setting as a form: a built-in set with its options, or an imported file.
 
+Built-in sets show a field for each option their maker takes (app.datasets.options). A
+CSV file is used one sample per row, or as a time series cut into sliding windows
+(window, horizon, stride, which columns are targets); a text file (.txt) is a char-level
+language-modelling set (context, stride) whose vocabulary is written into the setting
+when it is chosen, so the project saves it.
+
 `show_spec` fills the form from a `dataset` setting without a signal; a choice of the
 user that loads is emitted once as `chosen(spec)`, with `spec` as the settings schema
 stores it (app.session.settings). A choice that does not load shows the loader's
@@ -33,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from app.datasets import BUILTIN, CLASSIFICATION, REGRESSION, Dataset
 from app.datasets.loading import (
+    WINDOWS,
     DatasetLoader,
     DatasetRefused,
     Reading,
@@ -43,7 +50,9 @@ from app.datasets.loading import (
     guess_delimiter,
     resolve,
 )
+from app.datasets.text import pinned
 from widgets.dataset_preview import PreviewTable, summarize
+from widgets.dataset_series_fields import OPTION_NAMES, ROWS, SeriesFields
 from widgets.form_fields import (
     Combo,
     IntBox,
@@ -56,11 +65,12 @@ from widgets.form_fields import (
 
 FILE, UNKNOWN = ":file", ":unknown"  # combo entries that are not built-in keys
 MAX_SAMPLES = 1_000_000
-FILE_TYPES = "Data files (*.csv *.npz);;CSV files (*.csv);;NumPy archives (*.npz);;All files (*)"
+FILE_TYPES = ("Data files (*.csv *.npz *.txt);;CSV files (*.csv);;NumPy archives (*.npz);;"
+              "Text files (*.txt);;All files (*)")
 POLL_MS = 50  # how often the GUI thread looks at a reading's progress
 
 
-class DatasetForm(QWidget):
+class DatasetForm(SeriesFields, QWidget):
     chosen = Signal(object)  # a new `dataset` setting the user chose; it loads
     message = Signal(str)  # why typed text was refused
 
@@ -106,9 +116,12 @@ class DatasetForm(QWidget):
     def _build(self) -> None:
         combo = self._add("dataset", Combo())
         combo.activated.connect(self._on_dataset_activated)
-        self.import_button = QPushButton("Import CSV/NPZ…")
+        self.import_button = QPushButton("Import CSV/NPZ/text…")
         self.import_button.setObjectName("import_dataset")
-        self.import_button.setToolTip("Train on your own data: a CSV or NumPy .npz file.")
+        self.import_button.setToolTip(
+            "Train on your own data: a CSV or NumPy .npz file, or a UTF-8 text file (.txt) "
+            "to predict its characters."
+        )
         self.import_button.clicked.connect(self._on_import_button_clicked)
         self.description = _note("dataset_description", "color: palette(placeholder-text);")
         samples = set_tip(self._add("samples", IntBox(0, MAX_SAMPLES)), "How many points to make.")
@@ -118,6 +131,7 @@ class DatasetForm(QWidget):
         set_tip(noise, "How far points stray from the clean shape.")
         noise.on_refused = lambda text: self._on_box_refused(noise, text)
         noise.valueChanged.connect(self._on_noise_value_changed)
+        use, options, targets = self._build_series_fields()
         label_column = self._add("label_column", Combo())
         set_tip(label_column, "The column that holds the answers; the others are features.")
         label_column.activated.connect(self._on_label_column_activated)
@@ -134,8 +148,10 @@ class DatasetForm(QWidget):
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         for row in (combo, self.import_button, self.description):
             form.addRow(row)
-        for label, field in (("Samples", samples), ("Noise", noise),
-                             ("Label column", label_column), ("Labels are", task)):  # fmt: skip
+        rows = [("Samples", samples), ("Noise", noise), ("Use the rows as", use),
+                ("Label column", label_column), ("Labels are", task)]  # fmt: skip
+        rows += [(box.property("label"), box) for box in options] + [("Targets", targets)]
+        for label, field in rows:
             field.setProperty("label", label)
             form.addRow(label, field)
         for row in (self.error, self.summary, self.preview):
@@ -155,6 +171,7 @@ class DatasetForm(QWidget):
             builtin = builtin_of(self._spec)
             self._fill_builtin_options(builtin if builtin and builtin[0] in BUILTIN else None)
             self._fill_csv_options(self._spec if file_kind(self._spec) == "csv" else None)
+            self._fill_option_fields()
             for field in self.fields.values():
                 clear_refusal(field)
             self._show_data()
@@ -207,13 +224,22 @@ class DatasetForm(QWidget):
 
     def _fill_csv_options(self, spec: Mapping | None) -> None:
         label_column, task = self.fields["label_column"], self.fields["task"]
-        self.form.setRowVisible(label_column, spec is not None)
-        self.form.setRowVisible(task, spec is not None)
+        use, targets = self.fields["csv_use"], self.fields["targets"]
+        windows = spec is not None and WINDOWS in spec
+        self.form.setRowVisible(use, spec is not None)
+        self.form.setRowVisible(label_column, spec is not None and not windows)
+        self.form.setRowVisible(task, spec is not None and not windows)
+        self.form.setRowVisible(targets, windows)
         label_column.clear()
+        targets.clear()
         self._label_choice = None
         if spec is None:
             return
+        use.setCurrentIndex(use.findData(WINDOWS if windows else ROWS))
         names = column_names(self._resolve(spec["csv"]), spec)
+        if windows:
+            self._fill_targets(names, spec[WINDOWS])
+            return
         counts = Counter(names)
         for i, name in enumerate(names):
             label_column.addItem(name, name if counts[name] == 1 else i)
@@ -240,7 +266,10 @@ class DatasetForm(QWidget):
                 dataset = self.loader.load(self._spec, self._folder)
             except DatasetRefused as exc:
                 self._show_error(str(exc))
-        self.summary.setText(summarize(dataset) if dataset is not None else "")
+        text = summarize(dataset) if dataset is not None else ""
+        if dataset is not None and dataset.note:
+            text += f"\n{dataset.note}"
+        self.summary.setText(text)
         self.summary.setVisible(dataset is not None)
         self.preview.show_dataset(dataset)
 
@@ -299,7 +328,7 @@ class DatasetForm(QWidget):
     def _commit(self, spec: dict[str, Any], field: QWidget | None, name: str = "") -> None:
         """Emit `spec` if it loads and differs from the shown one; else say why in the form."""
         try:
-            self.loader.load(spec, self._folder, retry=True)
+            dataset = self.loader.load(spec, self._folder, retry=True)
         except ReadingCancelled as exc:
             self._fill()  # the choice the user made goes back to the one that holds
             self.message.emit(f"{exc} The data set is unchanged.")
@@ -309,6 +338,10 @@ class DatasetForm(QWidget):
                 show_refusal(field, str(exc))
             self._show_error(f"{name}: {exc}" if name else str(exc))
             return
+        with_vocabulary = pinned(spec, dataset)
+        if with_vocabulary is not None:  # saved with the project: ids keep their characters
+            spec = with_vocabulary
+            self.loader.keep_as(spec, self._folder)
         changed = spec != self._spec
         self._spec = spec
         if file_kind(spec):
@@ -336,6 +369,9 @@ class DatasetForm(QWidget):
             options["n_samples"] = entry.default_samples
         if "noise" in takes:
             options["noise"] = entry.default_noise
+        for name, default in entry.options.items():  # a sequence set's lengths, shown as set
+            if name in OPTION_NAMES and name != "seed":
+                options[name] = default
         self._commit({"builtin": choice, "options": options}, combo)
 
     def _on_samples_value_changed(self, value: int) -> None:
@@ -386,7 +422,7 @@ class DatasetForm(QWidget):
         if not path:
             return
         path = Path(path)
-        kind = "npz" if path.suffix.lower() == ".npz" else "csv"
+        kind = {".npz": "npz", ".txt": "text"}.get(path.suffix.lower(), "csv")
         spec: dict[str, Any] = {kind: self._stored_path(path)}
         if kind == "csv":
             delimiter = guess_delimiter(path)

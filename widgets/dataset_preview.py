@@ -1,12 +1,17 @@
-"""A data set at a glance: a one-line summary and a read-only table of its first rows."""
+"""A data set at a glance: a one-line summary and a read-only table of its first rows.
+
+Images show as thumbnails, sequences (samples of T steps × a few features) as small line
+plots of their features over time, text samples (token ids with a vocabulary) as the
+characters they stand for.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtGui import QPixmap
+from PySide6.QtCore import QPointF, QSize, Qt
+from PySide6.QtGui import QColor, QPainter, QPen, QPixmap, QPolygonF
 from PySide6.QtWidgets import QAbstractItemView, QTableWidget, QTableWidgetItem, QWidget
 
 from app.datasets import CLASSIFICATION, Dataset
@@ -17,16 +22,28 @@ PREVIEW_FEATURES = 6  # more feature columns end in a "…" column
 ROW_HEIGHT = 20
 THUMBNAIL = 28
 NAME_CHARS = 40  # longer column and class names (a file may hold anything) are cut short
+SERIES_SIZE = (120, THUMBNAIL)  # a sequence's little plot, in pixels
+SERIES_FEATURES = 8  # a (T, F) sample with at most this many features plots as a sequence
+SERIES_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
+                  "#9467bd", "#8c564b", "#e377c2", "#7f7f7f")  # fmt: skip
+TEXT_CHARS = 48  # a text sample shows its last this many characters
 
 
 def summarize(dataset: Dataset) -> str:
     """One line: '400 samples of 2 features · 2 classes: 0 (200), 1 (200)'."""
     n, shape = len(dataset), dataset.sample_shape
-    if len(shape) == 1:
+    if dataset.is_tokens:
+        what = f"{shape[0]} character{'s' if shape[0] != 1 else ''}"
+    elif is_series(shape):
+        what = f"{shape[0]} steps × {shape[1]} feature{'s' if shape[1] != 1 else ''}"
+    elif len(shape) == 1:
         what = f"{shape[0]} feature{'s' if shape[0] != 1 else ''}"
     else:
         what = "×".join(str(s) for s in shape) + " values"
     head = f"{n} sample{'s' if n != 1 else ''} of {what}"
+    if dataset.is_tokens:
+        k = len(dataset.vocabulary)
+        return f"{head} · next character of {k} in the vocabulary"
     if dataset.task == CLASSIFICATION:
         pairs = zip(dataset.class_names, dataset.class_counts(), strict=True)
         listed = [f"{_short(name)} ({count})" for name, count in pairs]
@@ -60,14 +77,17 @@ class PreviewTable(QTableWidget):
             self.hide()
             return
         headers, cells, pictures = _rows(dataset, min(PREVIEW_ROWS, len(dataset)))
+        series = is_series(dataset.sample_shape) and not dataset.is_tokens
+        self.setIconSize(QSize(*SERIES_SIZE) if series else QSize(THUMBNAIL, THUMBNAIL))
         self.verticalHeader().setDefaultSectionSize(THUMBNAIL + 4 if pictures else ROW_HEIGHT)
         self.setColumnCount(len(headers))
         self.setRowCount(len(cells))
         self.setHorizontalHeaderLabels(headers)
+        side = Qt.AlignmentFlag.AlignLeft if dataset.is_tokens else Qt.AlignmentFlag.AlignRight
         for r, row in enumerate(cells):
             for c, text in enumerate(row):
                 item = QTableWidgetItem(text)
-                item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                item.setTextAlignment(side | Qt.AlignmentFlag.AlignVCenter)
                 if pictures and c == 0:
                     item.setData(Qt.ItemDataRole.DecorationRole, pictures[r])
                 self.setItem(r, c, item)
@@ -92,10 +112,28 @@ class PreviewTable(QTableWidget):
         self._fit_height()
 
 
+def is_series(shape: tuple[int, ...]) -> bool:
+    """Whether samples of this shape are sequences (T steps × a few features), not images."""
+    return len(shape) == 2 and shape[1] <= SERIES_FEATURES and shape[0] > shape[1]
+
+
+def text_of(dataset: Dataset, ids: np.ndarray) -> str:
+    """Token ids as the characters they stand for, blanks shown ('␣', '⏎')."""
+    return "".join(dataset.class_names[int(i)] for i in ids)
+
+
 def _rows(dataset: Dataset, count: int) -> tuple[list[str], list[list[str]], list[QPixmap]]:
-    """Column headers, cell texts and (for image samples) one picture per row."""
+    """Column headers, cell texts and (for image or sequence samples) one picture per row."""
     x, y = dataset.x[:count], dataset.y[:count]
+    if dataset.is_tokens:
+        cells = [[_tail(text_of(dataset, row)), dataset.class_names[int(label)]]
+                 for row, label in zip(x, y, strict=True)]  # fmt: skip
+        return ["context", "next"], cells, []
     shape = "×".join(str(s) for s in dataset.sample_shape)
+    if is_series(dataset.sample_shape):
+        pictures = [series_pixmap(sample) for sample in x]
+        headers, cells = [f"{shape} series"], [[""] for _ in x]
+        return _with_answers(dataset, y, headers, cells), cells, pictures
     pictures = [_thumbnail(sample) for sample in x] if x.ndim > 2 else []
     if x.ndim == 2:
         more = ["…"] if x.shape[1] > PREVIEW_FEATURES else []
@@ -106,15 +144,53 @@ def _rows(dataset: Dataset, count: int) -> tuple[list[str], list[list[str]], lis
     else:
         headers, pictures = [shape], []
         cells = [[", ".join(_cell(v) for v in row.reshape(-1)[:4]) + ", …"] for row in x]
+    return _with_answers(dataset, y, headers, cells), cells, pictures
+
+
+def _with_answers(dataset: Dataset, y: np.ndarray, headers: list[str],
+                  cells: list[list[str]]) -> list[str]:  # fmt: skip
+    """The headers with the label or target columns added (and each row's answers)."""
     if dataset.task == CLASSIFICATION:
         headers.append("class")
         for row, label in zip(cells, y, strict=True):
             row.append(_short(dataset.class_names[int(label)]))
     else:
-        headers += [_short(name) for name in dataset.target_names]
+        more = ["…"] if len(dataset.target_names) > PREVIEW_FEATURES else []
+        headers += [_short(name) for name in dataset.target_names[:PREVIEW_FEATURES]] + more
         for row, targets in zip(cells, y, strict=True):
-            row += [_cell(v) for v in targets]
-    return headers, cells, pictures
+            row += [_cell(v) for v in targets[:PREVIEW_FEATURES]] + more
+    return headers
+
+
+def series_pixmap(sample: np.ndarray) -> QPixmap:
+    """A small plot of a (T, F) sample: each feature a line over time, all on one scale."""
+    width, height = SERIES_SIZE
+    pixmap = QPixmap(width, height)
+    pixmap.fill(Qt.GlobalColor.white)
+    values = np.nan_to_num(np.asarray(sample, dtype=np.float64))
+    low, high = float(values.min()), float(values.max())
+    span = high - low if high > low else 1.0
+    steps = len(values)
+    painter = QPainter(pixmap)
+    try:
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        for f in range(values.shape[1]):
+            pen = QPen(QColor(SERIES_COLOURS[f % len(SERIES_COLOURS)]))
+            pen.setWidthF(1.2)
+            painter.setPen(pen)
+            points = [
+                QPointF(1 + (width - 2) * t / max(steps - 1, 1),
+                        height - 2 - (height - 4) * (values[t, f] - low) / span)
+                for t in range(steps)
+            ]  # fmt: skip
+            painter.drawPolyline(QPolygonF(points))
+    finally:
+        painter.end()
+    return pixmap
+
+
+def _tail(text: str) -> str:
+    return text if len(text) <= TEXT_CHARS else "…" + text[-(TEXT_CHARS - 1):]
 
 
 def _thumbnail(sample: np.ndarray) -> QPixmap | None:
