@@ -90,8 +90,10 @@ def _types() -> list[NodeType]:
                  (ParamSpec("shape", "shape", (2,),
                             description="Shape of one sample, without the batch axis."),
                   ParamSpec("dtype", "dtype", "float32", DTYPES,
-                            description="Number type of the samples.")),
-                 lambda p: f"Input {shape(p['shape'])}"),
+                            description="Number type of the samples: int32 or int64 for "
+                            "token ids (into an Embedding).")),
+                 lambda p: f"Input {shape(p['shape'])}"
+                 + ("" if p["dtype"] == "float32" else f" {p['dtype']}")),
         NodeType("Output", "Inputs & outputs", "The network's result, scored by a loss.",
                  (PortSpec("in", "The network's prediction."),), (), _output_params(),
                  lambda p: "Output" if p["loss"] == NO_LOSS else f"Output · {p['loss']}"),

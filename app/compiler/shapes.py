@@ -5,14 +5,14 @@ from __future__ import annotations
 import heapq
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
 from app.catalogue import CATALOGUE, Catalogue, CatalogueError
 from app.catalogue.custom_cells import CUSTOM_CELL, optional_ports, port_problem
-from app.compiler import kinds
+from app.compiler import dtypes, kinds, time_axes
 from app.compiler.cells import RESERVED_NAMES
-from app.compiler.rules import RULES, Shape, ShapeError, text
+from app.compiler.rules import RULES, Shape, ShapeError, same, text  # noqa: F401 - text: re-exported
+from app.compiler.shape_report import INSIDE, MISSING, WRONG, ShapeReport
 from app.compiler.size import MAX_TOTAL_PARAMETERS, parameter_count, too_many
 from app.document import BOUNDARY_TYPES, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Edge, Graph, Node
 from app.document.events import (
@@ -27,44 +27,6 @@ from app.document.events import (
     Subscription,
 )
 
-# Kinds of error: something wrong, something missing (a proposed edge never causes that),
-# and a composite marked for a bad node inside it (the inner node has the real reason).
-WRONG = "wrong"
-MISSING = "missing"
-INSIDE = "inside"
-
-
-@dataclass
-class ShapeReport:
-    """What `infer_shapes` found, at every level of the graph (ids are unique across levels).
-
-    `edge_shapes` and `output_shapes` hold only the shapes that could be worked out (an
-    edge after a bad node has none); `errors` holds one readable reason per bad node.
-    A composite with a bad node inside gets an error too, naming that node.
-    `error_kinds[node_id]` is WRONG, MISSING (an unconnected input) or INSIDE.
-    """
-
-    edge_shapes: dict[str, Shape] = field(default_factory=dict)
-    output_shapes: dict[str, dict[str, Shape]] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)
-    error_kinds: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def describe(self, edge_id: str) -> str:
-        """The edge's shape as text, '(N, 256)', or '?' when it is unknown."""
-        shape = self.edge_shapes.get(edge_id)
-        return "?" if shape is None else text(shape)
-
-    def shape(self, node_id: str, port: str = "out") -> Shape | None:
-        return self.output_shapes.get(node_id, {}).get(port)
-
-    def _fail(self, node: Node, message: str, kind: str = WRONG) -> None:
-        self.errors.setdefault(node.id, message)
-        self.error_kinds.setdefault(node.id, kind)
-
 
 class _Inference:
     def __init__(self, catalogue: Catalogue, extra: tuple[Graph, Edge] | None = None) -> None:
@@ -73,6 +35,9 @@ class _Inference:
         self.report = ShapeReport()
         # Numbers in the Parameters of every node seen, at every level, in the order seen.
         self.counts: dict[str, tuple[int, Node]] = {}
+        # Number types at the ports of the composite being inferred: in, and out (by name).
+        self.dtypes_in: dict[str, str] = {}
+        self.dtypes_out: dict[str, str] = {}
 
     def graph(self, graph: Graph, given: Mapping[str, Shape] | None) -> dict[str, Shape]:
         """Infer one level; returns the shapes reaching its SubgraphOutput nodes, by port."""
@@ -112,6 +77,7 @@ class _Inference:
         report = self.report
         if node.type == SUBGRAPH_INPUT:
             shape = given.get(node.name)
+            report.output_dtypes[node.id] = {"out": self.dtypes_in.get(node.name, dtypes.FLOAT)}
             return None if shape is None else {"out": shape}
         node_type = values = None
         if not node.is_composite and node.type not in BOUNDARY_TYPES:
@@ -129,11 +95,17 @@ class _Inference:
         ins = self.inputs(node, into)
         if ins is None:
             return None
+        arriving = dtypes.arriving(report, graph, node, into)
         if node.type == SUBGRAPH_OUTPUT:
             found[node.name] = ins["in"]
+            self.dtypes_out[node.name] = arriving["in"][0]
             return None
         if node_type is None:  # a composite
+            kept, self.dtypes_in = (self.dtypes_in, self.dtypes_out), dtypes.named(arriving)
+            self.dtypes_out = {}
             outs = self.graph(node.subgraph, ins)
+            report.output_dtypes[node.id] = self.dtypes_out
+            self.dtypes_in, self.dtypes_out = kept
             bad = [(n, report.errors[n.id]) for _, n in node.subgraph.walk()
                    if n.id in report.errors]
             if bad:
@@ -147,6 +119,10 @@ class _Inference:
         if rule is None:
             return None  # a user Cell without a shape rule: shapes after it are unknown
         try:
+            dtype = dtypes.leaving(node.type, values, arriving, rule is not node_type.infer)
+            problem = time_axes.batch_problem(node.type, rule is same, ins)
+            if problem is not None:
+                raise ShapeError(problem)
             outs = rule(values, ins)
         except ShapeError as exc:
             report._fail(node, str(exc))
@@ -156,6 +132,7 @@ class _Inference:
                          f"hyper-parameters ({', '.join(outs)}); edit them again to fix "
                          "the ports.")
             return None
+        report.output_dtypes[node.id] = dict.fromkeys(outs, dtype)
         return outs
 
     def _count(self, node: Node, values: Mapping[str, Any]) -> None:
@@ -235,6 +212,7 @@ def infer_shapes(graph: Graph, *, catalogue: Catalogue = CATALOGUE) -> ShapeRepo
     inference = _Inference(catalogue)
     inference.graph(graph, None)
     inference.check_total()
+    time_axes.mark(graph, inference.report)
     return inference.report
 
 
@@ -291,6 +269,10 @@ class LiveShapes:
                 self._infer_all()
         else:
             self.touched = (set(), set())
+            return self.report
+        marked = time_axes.mark(self.graph, self.report)
+        if self.touched is not None:
+            self.touched[1].update(marked)
         return self.report
 
     # ---- events ------------------------------------------------------------------------------
@@ -372,11 +354,11 @@ class LiveShapes:
             if node_id not in seeds and not any(
                     e.src_node in changed for e in map(into.get, _ins(node)) if e is not None):
                 continue
-            before = report.output_shapes.get(node_id)
+            before = report.output_shapes.get(node_id), report.output_dtypes.get(node_id)
             _forget(report, inference, node)
             _infer_top_node(inference, graph, node, into, self._first_output)
             nodes_touched.add(node_id)
-            if report.output_shapes.get(node_id) != before:
+            if (report.output_shapes.get(node_id), report.output_dtypes.get(node_id)) != before:
                 changed.add(node_id)
                 for edge in graph.edges_from(node_id):
                     shape = report.shape(node_id, edge.src_port)
@@ -421,6 +403,8 @@ class LiveShapes:
                     found = before.output_shapes.get(into_edge.src_node)
                     if found is not None:
                         trial.report.output_shapes[into_edge.src_node] = found
+                        trial.report.output_dtypes[into_edge.src_node] = \
+                            before.output_dtypes.get(into_edge.src_node, {})
         for node in nodes.values():
             _infer_top_node(trial, graph, node, into, self._first_output)
         return _first_new_error(graph, before, trial.report, dst_id)
@@ -465,14 +449,15 @@ def _ins(node: Node) -> list[tuple[str, str]]:
 def _forget(report: ShapeReport, inference: _Inference, node: Node) -> None:
     """Drop what an earlier inference found for a node (and, for a composite, inside it)."""
     inference.counts.pop(node.id, None)
-    for store in (report.output_shapes, report.errors, report.error_kinds):
+    for store in (report.output_shapes, report.output_dtypes, report.errors, report.error_kinds):
         store.pop(node.id, None)
     if node.subgraph is None:
         return
     for graph in (node.subgraph, *_subgraphs(node.subgraph)):
         for inner in graph.nodes:
             inference.counts.pop(inner, None)
-            for store in (report.output_shapes, report.errors, report.error_kinds):
+            for store in (report.output_shapes, report.output_dtypes, report.errors,
+                          report.error_kinds):
                 store.pop(inner, None)
         for edge_id in graph.edges:
             report.edge_shapes.pop(edge_id, None)

@@ -34,6 +34,7 @@ import numpy as np
 
 import engine
 from app.compiler import CompiledNetwork, compile_project
+from app.compiler.dtypes import token_problem
 from app.datasets import Dataset
 from app.document import Project
 from app.document.events import Events
@@ -169,6 +170,9 @@ class TrainingSession:
         except ValueError as exc:
             raise TrainingError(str(exc)) from None
         problem = output_width_problem(compiled.output_shape, data, targets)
+        if problem:
+            raise TrainingError(problem)
+        problem = token_problem(self.project.graph, data.x, data.name)
         if problem:
             raise TrainingError(problem)
         x, y = next(self.train_set.batches(2, shuffle=False))

@@ -1,4 +1,5 @@
-"""Edges on the canvas: a curve from an output port to an input port, labelled with its shape.
+"""Edges on the canvas: a curve from an output port to an input port, labelled with its shape
+('(N, 256)'; a sequence names its time axis and features, '(N, T 20, F 8)').
 
 Edges are painted by Qt's own path item (no Python per frame); the shape label is a
 child item the scene hides when zoomed out. The rubber edge follows the mouse while
@@ -27,6 +28,17 @@ def curve(start: QPointF, end: QPointF) -> QPainterPath:
     path = QPainterPath(start)
     path.cubicTo(start + QPointF(dx, 0.0), end - QPointF(dx, 0.0), end)
     return path
+
+
+def tooltip(text: str) -> str:
+    """The edge's tooltip for its shape label; a sequence's also says what T and F are."""
+    if not text:
+        return ""
+    if "T " not in text:
+        return f"Shape {text}"
+    where = "first" if text.startswith("(T ") else "after the batch N"
+    return (f"Shape {text}: a sequence. T is its time axis (steps, {where}), F the features "
+            "of each step.")
 
 
 class ShapeLabel(QGraphicsRectItem):
@@ -91,7 +103,7 @@ class EdgeItem(QGraphicsPathItem):
         if self._label is not None:
             self._label.set_text(text, self.path().pointAtPercent(0.5))
         self._show_label()
-        self.setToolTip(f"Shape {text}" if text else "")
+        self.setToolTip(tooltip(text))
 
     def set_details(self, visible: bool) -> None:
         """Labels on or off with the zoom (level of detail)."""

@@ -68,7 +68,7 @@ def _slice_summary(p: Mapping[str, Any]) -> str:
 
 def _perm_summary(p: Mapping[str, Any]) -> str:
     perm = (p["perm"],) if isinstance(p["perm"], int) else tuple(p["perm"])
-    perm = perm if perm[:1] == (0,) else (0, *perm)
+    perm = perm if 0 in perm else (0, *perm)
     return "Transpose (" + ", ".join("N" if a == 0 else str(a) for a in perm) + ")"
 
 
@@ -111,11 +111,13 @@ TYPES: list[NodeType] = [
               ParamSpec("fill_value", "float", 0.0, when={"init": ("fill",)},
                         description="The value every entry starts with.")),
              lambda p: "Constant " + "×".join(map(str, p["shape"]))),
-    NodeType("Transpose", "Reshaping", "Reorders the axes of each sample; the batch stays first.",
+    NodeType("Transpose", "Reshaping", "Reorders the axes of each sample (the batch stays "
+             "first), or of the whole tensor: (1, 0, 2) swaps batch and time.",
              IN, OUT,
              (ParamSpec("perm", "int_or_pair", (2, 1), minimum=0, lengths=AXES,
                         description="The sample axes in their new order, e.g. (2, 1) turns "
-                        "(N, A, B) into (N, B, A); a leading 0 (the batch) may be given."),),
+                        "(N, A, B) into (N, B, A); naming 0 (the batch) orders all axes: "
+                        "(1, 0, 2) turns (N, T, F) into (T, N, F)."),),
              _perm_summary),
     NodeType("Squeeze", "Reshaping", "Removes an axis of size 1.", IN, OUT,
              (ParamSpec("axis", "int", None, optional=True,
@@ -183,8 +185,4 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "Stack": ("join", "new axis"),
     "Cast": ("dtype", "convert", "astype"),
 }
-PRESETS: list[Preset] = [
-    Preset("Last time step", "Slice", {"axis": 1, "start": -1},
-           "Keeps the last step of a sequence (N, T, C) as (N, 1, C); a Squeeze after it "
-           "gives (N, C).", keywords=("sequence", "rnn", "last")),
-]
+PRESETS: list[Preset] = []  # "Last time step" is a Select (app.catalogue.kinds.sequence)

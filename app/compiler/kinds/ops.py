@@ -12,20 +12,26 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from app.catalogue import ShapeError
+from app.compiler import op_cells
 from app.compiler.op_cells import OP_CELLS as _CELLS
-from app.compiler.op_cells import full_perm, size_one_axes
+from app.compiler.op_cells import size_one_axes
 from app.compiler.rules import Rule, Shape, _axis, _weights, broadcast, same, text
+from app.compiler.time_axes import batch_axis, full_perm
 
 Values = Mapping[str, Any]
 Ins = Mapping[str, Shape]
 
 
 def _sample_axis(layer: str, axis: int, rank: int, shape: Shape, doing: str) -> int:
-    """`axis` of a rank-`rank` result counted from 0; refuses one out of range or the batch."""
+    """`axis` of a rank-`rank` result counted from 0; refuses one out of range or the batch
+    (axis 0, or wherever a Transpose moved 'N')."""
     found = _axis(layer, axis, rank, shape)
-    if found == 0:
-        raise ShapeError(f"{layer} can't {doing} the batch axis (0); use a sample axis "
-                         "(1 or more, or -1 for the last).")
+    batch = batch_axis(shape)
+    batch = 0 if batch is None else batch
+    if found == batch:
+        others = "1 or more, or -1 for the last" if batch == 0 else "any but that one"
+        raise ShapeError(f"{layer} can't {doing} the batch axis ({batch}); use a sample axis "
+                         f"({others}).")
     return found
 
 
@@ -73,9 +79,6 @@ def transpose(values: Values, ins: Ins) -> dict[str, Shape]:
     given = values["perm"]
     given = (given,) if isinstance(given, int) else tuple(given)
     perm = full_perm(given)
-    if 0 in perm[1:]:
-        raise ShapeError(f"Transpose: the batch axis (0) stays first; perm {_tuple(given)} "
-                         "moves it.")
     if sorted(perm) != list(range(len(shape))):
         axes = ", ".join(map(str, range(1, len(shape))))
         example = _tuple(tuple(range(len(shape) - 1, 0, -1)))
@@ -168,4 +171,12 @@ PARAM_SHAPES: dict[str, Callable[[Mapping[str, Any]], dict[str, tuple[int, ...]]
 }
 FOLLOWING: dict[str, tuple[str, ...]] = {}
 FITTING: dict[str, Callable[[Shape], dict[str, Any]]] = {}
-OP_CELLS: dict[str, type] = dict(_CELLS)
+class Transpose(op_cells.Transpose):
+    """Reorders the sample axes (the batch stays first), or all axes when perm names 0."""
+
+    def __init__(self, perm=(2, 1)):
+        super().__init__(perm)
+        self.perm = full_perm(perm)
+
+
+OP_CELLS: dict[str, type] = {**_CELLS, "Transpose": Transpose}

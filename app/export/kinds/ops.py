@@ -13,7 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from app.compiler.op_cells import full_perm, size_one_axes, slice_index
+from app.compiler.op_cells import size_one_axes, slice_index
+from app.compiler.time_axes import full_perm
 from app.export.kinds.common import OnnxRule, PythonOp, TorchLayer, TorchOp, TorchState
 
 Values = Mapping[str, Any]

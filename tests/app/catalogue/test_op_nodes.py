@@ -115,8 +115,7 @@ def test_the_palette_finds_op_nodes_by_their_other_names():
         assert name in [t.name for t in CATALOGUE.search(text)], text
 
 
-def test_the_last_time_step_preset_is_a_slice_keeping_the_last_entry():
+def test_the_last_time_step_preset_selects_the_last_entry_dropping_the_axis():
     (preset,) = [p for p in CATALOGUE.presets() if p.label == "Last time step"]
     node = CATALOGUE.new_node(preset.type_name, params=preset.params)
-    assert node.type == "Slice" and (node.params["axis"], node.params["start"]) == (1, -1)
-    assert node.params["end"] is None and node.params["step"] == 1
+    assert node.type == "Select" and (node.params["axis"], node.params["index"]) == (1, -1)

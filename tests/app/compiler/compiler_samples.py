@@ -133,5 +133,27 @@ FEEDS = {"Conv2d": (1, 6, 6), "MaxPool2d": (3, 6, 6), "AvgPool2d": (3, 6, 6),
          **feeds_sequence.FEEDS, **feeds_recurrent.FEEDS, **feeds_attention.FEEDS}
 
 
+# Types fed integer token ids, with their Input's dtype (floats for the others).
+INT_INPUTS: dict[str, str] = {**feeds_sequence.INT_INPUTS}
+
+
 def feed_for(type_name: str) -> tuple[int, ...]:
     return FEEDS.get(type_name, (3, 4))
+
+
+def input_params(type_name: str) -> dict:
+    """The Input node's params that feed a node of `type_name`: its sample shape and dtype."""
+    return {"shape": feed_for(type_name), "dtype": INT_INPUTS.get(type_name, "float32")}
+
+
+def feed_batch(type_name: str, batch: int, seed: int | None = None) -> np.ndarray:
+    """A batch a node of `type_name` takes: ones (or, with `seed`, random values in (0.1,
+    1.1)) as float32, or token ids as the Input's integer dtype (ones, or random ids)."""
+    shape = (batch, *feed_for(type_name))
+    dtype = INT_INPUTS.get(type_name)
+    rng = None if seed is None else np.random.default_rng(seed)
+    if dtype is not None:
+        ids = np.ones(shape) if rng is None else rng.integers(0, feeds_sequence.TOKEN_IDS, shape)
+        return ids.astype(dtype)
+    values = np.ones(shape) if rng is None else rng.random(shape) + 0.1
+    return values.astype(np.float32)

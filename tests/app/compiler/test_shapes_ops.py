@@ -53,6 +53,7 @@ SHAPES = [
     ("Transpose", SEQ, {"perm": (3, 1, 2)}, {"out": ("N", 8, 5, 3)}),
     ("Transpose", SEQ, {"perm": (0, 2, 1, 3)}, {"out": ("N", 3, 5, 8)}),
     ("Transpose", X, {"perm": (2, 1)}, {"out": ("N", 6, 4)}),
+    ("Transpose", X, {"perm": (1, 0, 2)}, {"out": (4, "N", 6)}),  # time first, for RNNs
     ("Squeeze", {"in": (1, 4, 1)}, {}, {"out": ("N", 4)}),
     ("Squeeze", {"in": (1, 4, 1)}, {"axis": -1}, {"out": ("N", 1, 4)}),
     ("Squeeze", X, {}, {"out": ("N", 4, 6)}),
@@ -102,8 +103,6 @@ REFUSALS = [
                                          "e.g. (3, 2, 1)."),
     ("Transpose", X, {"perm": (1, 1)}, "Transpose: perm (1, 1) is not an order of the sample "
                                        "axes of (N, 4, 6): give each of 1, 2 once, e.g. (2, 1)."),
-    ("Transpose", X, {"perm": (1, 0, 2)}, "Transpose: the batch axis (0) stays first; perm "
-                                          "(1, 0, 2) moves it."),
     ("Squeeze", X, {"axis": 1}, "Squeeze: axis 1 of (N, 4, 6) has size 4, not 1."),
     ("Squeeze", X, {"axis": 0}, "Squeeze can't remove the batch axis (0)"),
     ("Squeeze", X, {"axis": 3}, "Squeeze: axis 3 is out of range for (N, 4, 6)."),

@@ -1,6 +1,8 @@
 """Every node type in the palette trains inside a network, end to end: fed what it takes,
 followed by Flatten, Dense and a cross-entropy Output, a few steps of a real training
 session on an NPZ data set of that shape change the Dense's weights, with a finite loss.
+Types that take token ids (Embedding) are fed integers through an Input of an int dtype;
+a node with several outputs (an LSTM's output, h_n, c_n) feeds the head its first one.
 
 The families' own tests train each type in networks that make sense for it; this one
 catches a type added later that nobody wired into training."""
@@ -12,7 +14,7 @@ from app.catalogue import CATALOGUE
 from app.compiler import fitting_params, infer_shapes
 from app.document import Graph, Project
 from app.session import COMPLETED, EPOCH_COLUMNS, TrainingSession
-from tests.app.compiler.compiler_samples import feed_for
+from tests.app.compiler.compiler_samples import feed_batch, feed_for, input_params
 
 # Types with no input (a Constant is trained beside an Input in test_train_op_nodes) and the
 # boundaries themselves.
@@ -22,14 +24,19 @@ TYPES = [t.name for t in CATALOGUE.types() if t.name not in SKIPPED and t.inputs
 
 def network(type_name: str, feed: tuple[int, ...]) -> Graph:
     graph = Graph()
-    source = graph.add_node(CATALOGUE.new_node("Input", params={"shape": feed}))
+    params = {**input_params(type_name), "shape": feed}
+    source = graph.add_node(CATALOGUE.new_node("Input", params=params))
     node = graph.add_node(CATALOGUE.new_node(type_name,
                                              params=fitting_params(type_name, ("N", *feed))))
     graph.connect(source.id, "out", node.id, node.inputs[0])
-    if len(node.inputs) > 1:  # two-input ops (Sub, MatMul, Stack, …): the input, halved
+    # Two-input ops (Sub, MatMul, Stack, …) get the input, halved, at their other required
+    # inputs; optional ones (an LSTM's hx, attention's masks) stay open.
+    optional = {p.name for p in CATALOGUE.get(type_name).inputs if p.optional}
+    others = [port for port in node.inputs[1:] if port not in optional]
+    if others:
         half = graph.add_node(CATALOGUE.new_node("Rescale", params={"scale": 0.5}))
         graph.connect(source.id, "out", half.id, "in")
-        for port in node.inputs[1:]:
+        for port in others:
             graph.connect(half.id, "out", node.id, port)
     flatten = graph.add_node(CATALOGUE.new_node("Flatten"))
     graph.connect(node.id, node.outputs[0], flatten.id, "in")
@@ -46,9 +53,9 @@ def network(type_name: str, feed: tuple[int, ...]) -> Graph:
 @pytest.mark.parametrize("type_name", TYPES)
 def test_every_palette_node_trains_in_a_network(tmp_path, type_name):
     feed = feed_for(type_name)
-    rng = np.random.default_rng(0)
-    x = rng.random((24, *feed), dtype=np.float32) + 0.1  # positive: Log and Sqrt too
-    y = (x.reshape(24, -1).mean(axis=1) > np.median(x.reshape(24, -1).mean(axis=1)))
+    x = feed_batch(type_name, 24, seed=0)  # positive: Log and Sqrt too
+    means = x.reshape(24, -1).mean(axis=1)
+    y = means > np.median(means)
     np.savez(tmp_path / "data.npz", x=x, y=y.astype(np.int64))
     training = {"dataset": {"npz": "data.npz", "x_key": "x", "y_key": "y"},
                 "batch_size": 8, "epochs": 2, "validation_fraction": 0.25, "seed": 0}
