@@ -25,7 +25,7 @@ from app.catalogue import CATALOGUE, NO_LOSS, Catalogue
 from app.compiler import CompiledNetwork, compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
 from app.export import kinds
-from app.export.python_script import ExportError
+from app.export.python_script import ExportError, connected_inputs
 from app.export.report import ExportReport
 from engine import nn
 from engine.ops._conv import same_pads
@@ -47,6 +47,23 @@ _ACTIVATIONS = {nn.ReLU: "ReLU", nn.Sigmoid: "Sigmoid", nn.Tanh: "Tanh", nn.GELU
                 nn.LogSoftmax: "LogSoftmax"}  # fmt: skip
 
 Value = tuple[str, tuple]  # an ONNX tensor name and its shape ('N' for the batch axis)
+
+
+class Args(list):
+    """A node's inputs as its ONNX rule gets them: one Value per connected input port, in
+    port order (a plain list to rules that only need that), and `ports`, the port each
+    came from. A node with an unconnected optional port before a connected one (a
+    MultiheadAttention fed query and attn_mask only) needs `ports` to read its args right;
+    `by_port()` gives them as {port: Value}."""
+
+    def __init__(self, values: list[Value], ports: tuple[str, ...]) -> None:
+        super().__init__(values)
+        if len(ports) != len(values):
+            raise ValueError(f"Args: {len(values)} values for {len(ports)} ports")
+        self.ports = ports
+
+    def by_port(self) -> dict[str, Value]:
+        return dict(zip(self.ports, self, strict=True))
 
 
 def export_onnx(project: Project, path: str | os.PathLike[str], *,
@@ -142,8 +159,9 @@ class _Builder:
             node = graph.nodes[node_id]
             if node.type in _INPUTS + _OUTPUTS:
                 continue
-            args = [values[(e.src_node, e.src_port)]
-                    for port in node.inputs if (e := graph.edge_into(node_id, port)) is not None]
+            connected = connected_inputs(graph, node)
+            args = Args([values[(e.src_node, e.src_port)] for _, e, _ in connected],
+                        tuple(port for port, _, _ in connected))
             outs = self.node(node, prefix + node.name, args)
             for port, name in zip(node.outputs, outs, strict=True):
                 values[(node_id, port)] = (name, self.compiled.report.shape(node_id, port))

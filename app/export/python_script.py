@@ -23,7 +23,7 @@ from app.catalogue import CATALOGUE, LOSSES, NO_LOSS, Catalogue
 from app.catalogue.custom_cells import CUSTOM_CELL, outline, parse_args
 from app.catalogue.schema import read_params
 from app.compiler import compile_project
-from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
+from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Edge, Graph, Node, Project
 from app.export import kinds
 from app.export.kinds.common import op_call
 from app.export.report import ExportError, ExportReport, give_user_mode
@@ -103,8 +103,7 @@ class _Writer:
             node = graph.nodes[node_id]
             if node.type in _INPUTS + _OUTPUTS:
                 continue
-            args = [variables[(e.src_node, e.src_port)]
-                    for port in node.inputs if (e := graph.edge_into(node_id, port)) is not None]
+            args = call_args(graph, node, variables)
             outs = [_variable(node.name if len(node.outputs) == 1 else f"{node.name}_{port}",
                               variables) for port in node.outputs]  # fmt: skip
             for port, var in zip(node.outputs, outs, strict=True):
@@ -191,6 +190,31 @@ class _Writer:
             name = f"{base}{n}"
         self.names.add(name)
         return name
+
+
+def connected_inputs(graph: Graph, node: Node) -> list[tuple[str, Edge, bool]]:
+    """(port, edge, by name) for each connected input port of `node`, in port order. As the
+    compiled graph passes them (app.compiler.cells.Step), the inputs after an unconnected
+    optional port go by name: a MultiheadAttention fed query and attn_mask only gets
+    `attn_mask=...`, never the mask in the key's place."""
+    found, gap = [], False
+    for port in node.inputs:
+        edge = graph.edge_into(node.id, port)
+        if edge is None:
+            gap = True
+        else:
+            found.append((port, edge, gap))
+    return found
+
+
+def call_args(graph: Graph, node: Node, variables: dict) -> list[str]:
+    """The argument expressions of `node`'s call: the variable of each connected input, as
+    'port=variable' for those passed by name (see connected_inputs)."""
+    args = []
+    for port, edge, by_name in connected_inputs(graph, node):
+        var = variables[(edge.src_node, edge.src_port)]
+        args.append(f"{port}={var}" if by_name else var)
+    return args
 
 
 def _constructor(cls: type, values: dict) -> str:

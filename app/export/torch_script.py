@@ -26,7 +26,15 @@ from app.compiler import CompiledNetwork, compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
 from app.export import kinds
 from app.export.kinds.common import op_call
-from app.export.python_script import READ_INPUTS, ExportError, _class_name, _plain, _write_text
+from app.export.python_script import (
+    READ_INPUTS,
+    ExportError,
+    _class_name,
+    _plain,
+    _write_text,
+    call_args,
+    connected_inputs,
+)
 from app.export.report import ExportReport
 from app.export.training_code import torch_training_code
 from engine.ops._conv import same_pads
@@ -108,8 +116,8 @@ class _Writer:
             node = graph.nodes[node_id]
             if node.type in _INPUTS + _OUTPUTS:
                 continue
-            edges = [e for port in node.inputs if (e := graph.edge_into(node_id, port))]
-            args = [variables[(e.src_node, e.src_port)] for e in edges]
+            edges = [edge for _, edge, _ in connected_inputs(graph, node)]
+            args = call_args(graph, node, variables)  # 'port=x' after an open optional port
             outs = [_variable(node.name if len(node.outputs) == 1 else f"{node.name}_{port}",
                               variables) for port in node.outputs]  # fmt: skip
             for port, var in zip(node.outputs, outs, strict=True):
@@ -277,8 +285,15 @@ def _pool(kind: str, cell, path: str, in_shape) -> tuple[str, str]:
             f"{{m}}(F.pad({{0}}, {pad})) / {{m}}(F.pad(torch.ones_like({{0}}[:1, :1]), {pad}))")
 
 
+def _split(name: str, compiled: CompiledNetwork) -> tuple[str, str]:
+    """(the owning node's path, the Parameter's name inside it): 'enc1.layers.0.dense1.weight'
+    gives ('enc1', 'layers.0.dense1.weight')."""
+    local = compiled.parameter_owner[name][1]
+    return name[: len(name) - len(local) - 1], local
+
+
 def _torch_name(name: str, types: dict[str, str], compiled: CompiledNetwork) -> str:
-    head, _, local = name.rpartition(".")
+    head, local = _split(name, compiled)
     rename = kinds.TORCH_STATE.get(types.get(head, ""))
     if rename is not None:
         param = compiled.parameters()[name]
@@ -291,7 +306,7 @@ def _torch_name(name: str, types: dict[str, str], compiled: CompiledNetwork) -> 
 def _state_dict(compiled: CompiledNetwork, types: dict[str, str]) -> dict[str, np.ndarray]:
     state = {}
     for name, param in compiled.parameters().items():
-        head, _, local = name.rpartition(".")
+        head, local = _split(name, compiled)
         rename = kinds.TORCH_STATE.get(types.get(head, ""))
         if rename is not None:
             renamed = rename(local, param.asnumpy())

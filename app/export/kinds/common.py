@@ -14,16 +14,19 @@ from app.document import Node
 # spelled out around `x` ('{m}(F.pad({}, …))'), as torch_script._layer returns them.
 TorchLayer = Callable[[Node, Any, str, tuple | None], tuple[str, str]]
 # PyTorch, an op node: fn(cell, argument expressions) -> the expression ('torch.sub(a, b)');
-# for several outputs, an expression giving a tuple. An op holding state (the Constant)
-# gives (its Module's constructor, statements setting it up with '{}' for the Module, the
-# call with '{}' for its attribute 'self.const1') instead.
+# for several outputs, an expression giving a tuple. Arguments after an unconnected
+# optional port come as 'port=expr', as the compiled graph passes them. An op holding
+# state (the Constant) gives (its Module's constructor, statements setting it up with '{}'
+# for the Module, the call with '{}' for its attribute 'self.const1') instead.
 TorchOp = Callable[[Any, list[str]], str | tuple[str, list[str], str]]
 # PyTorch state_dict: fn(engine Parameter's local name, its array) -> (torch's local name,
 # the array in torch's layout), or None to leave it out.
 TorchState = Callable[[str, np.ndarray], tuple[str, np.ndarray] | None]
 # ONNX: fn(writer, node, cell, [(tensor name, shape) per input], dotted path) -> the output
-# tensor names in port order. The writer (onnx_model._Writer) offers `_op(op_type, inputs,
-# out, **attrs)`, `_param(cell, local, path)`, `_const(name, value)`, `helper`, `onnx`.
+# tensor names in port order. The inputs come as an onnx_model.Args: that list, plus
+# `.ports`, the input port of each entry (for nodes with optional ports). The writer
+# (onnx_model._Writer) offers `_op(op_type, inputs, out, **attrs)`, `_param(cell, local,
+# path)`, `_const(name, value)`, `helper`, `onnx`.
 OnnxRule = Callable[[Any, Node, Any, list[tuple[str, tuple]], str], list[str]]
 # Engine script, an op node: fn(parsed values, argument expressions) -> the expression
 # ('ops.sub(a, b)'); an op holding a Parameter gives (its Cell's constructor, statements
