@@ -12,6 +12,7 @@ import numpy as np
 from engine._dtype import to_numpy_dtype
 from engine.autograd import Node, state, unbroadcast
 from engine.ops._args import renamed
+from engine.ops._erf import erf
 from engine.tensor import Tensor, _infer_array, wrap
 
 # ----------------------------------------------------------------------------- plumbing
@@ -438,6 +439,8 @@ def _leaky_relu_vjp(g, saved, needs):
 
 
 _GELU_C = float(np.sqrt(2 / np.pi))  # a Python float keeps float32 inputs float32
+_SQRT_HALF = float(np.sqrt(0.5))
+_INV_SQRT_2PI = float(1 / np.sqrt(2 * np.pi))
 
 
 @renamed(x="input", input_x="input")
@@ -455,12 +458,10 @@ def gelu(input, approximate="none"):  # noqa: A002
         t = np.tanh(inner)
         out = 0.5 * d * (1 + t)
         return _finish1(out, x, _gelu_tanh_vjp, (d, t), "gelu")
-    from math import erf as _erf
-
-    erf = np.vectorize(_erf, otypes=[d.dtype])
-    cdf = 0.5 * (1 + erf(d / 2**0.5))
-    out = d * cdf
-    return _finish1(out.astype(d.dtype), x, _gelu_erf_vjp, (d, cdf), "gelu")
+    cdf = erf(d * _SQRT_HALF)
+    cdf += 1
+    cdf *= 0.5
+    return _finish1((d * cdf).astype(d.dtype, copy=False), x, _gelu_erf_vjp, (d, cdf), "gelu")
 
 
 def _gelu_tanh_vjp(g, saved, needs):
@@ -470,8 +471,8 @@ def _gelu_tanh_vjp(g, saved, needs):
 
 
 def _gelu_erf_vjp(g, saved, needs):
-    d, cdf = saved
-    pdf = np.exp(-0.5 * d * d) / (2 * np.pi) ** 0.5
+    d, cdf = saved  # d/dx x·Φ(x) = Φ(x) + x·φ(x), φ(x) = exp(-x²/2)/√(2π) exactly
+    pdf = np.exp(-0.5 * d * d) * _INV_SQRT_2PI
     return (g * (cdf + d * pdf),)
 
 
