@@ -2,21 +2,20 @@
 with "Both modes" in train mode beside it.
 
 The panel runs nothing. The user's choice of input (a training or validation row, a
-typed vector, a point of the decision boundary's plane) is emitted as `input_changed`;
-whoever owns the network reads `source`, `row`, `vector`, `point` and `both_modes`,
-and answers with `show_input` (the label or image of that input) and `show_result`.
-A typed vector is checked here: a refused one turns the field red, says why, and
-emits nothing.
+typed vector, a point of the decision boundary's plane, typed text) is emitted as
+`input_changed`; whoever owns the network reads `source`, `row`, `vector`, `point`,
+`prompt` and `both_modes`, and answers with `show_input` (the label or image of that
+input), `show_sequence` (a sample drawn over time) and `show_result` — or, for a text
+data set, `show_next` (the next character's likeliest choices, in `text_view`, which
+also samples continuations). A typed vector is checked here: a refused one turns the
+field red, says why, and emits nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from html import escape
-
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import (
     QBoxLayout,
     QCheckBox,
@@ -30,134 +29,27 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.session.predict import (
-    CLIPPED,
-    REFERENCE_ROWS,
-    SIGMOID,
-    TRAIN_SEED,
-    Prediction,
-    format_value,
-    parse_vector,
-)
+from app.session.predict import REFERENCE_ROWS, TRAIN_SEED, Prediction, format_value, parse_vector
+from app.session.predict_sequence import SequencePicture
+from app.session.predict_text import NextCharacters
 from widgets.form_fields import Combo, IntBox, clear_refusal, scroll_in, set_tip, show_refusal
 from widgets.images import image_pixmap
-from widgets.plots.colours import MODE_COLOURS, follow_palette, style_axis
-from widgets.plots.ownership import adopt_menus
+from widgets.plots.colours import MODE_COLOURS  # noqa: F401 (the bars' colours, read here)
+from widgets.predict_output import OutputView, padded_range
+from widgets.predict_sequence import SequencePlot
+from widgets.predict_text import PromptEdit, TextPredictView
 
-TRAIN_ROWS, VALIDATION_ROWS, VECTOR, POINT = "train", "validation", "vector", "point"
+TRAIN_ROWS, VALIDATION_ROWS, VECTOR, POINT, TEXT = "train", "validation", "vector", "point", "text"
 SOURCES = (
     (TRAIN_ROWS, "Training row"),
     (VALIDATION_ROWS, "Validation row"),
     (VECTOR, "Typed vector"),
     (POINT, "Point on the decision boundary"),
+    (TEXT, "Typed text"),
 )
+PROMPT_DELAY_MS = 150  # typing: one prediction once the keys rest
 IMAGE_SIDE = 80  # px: the input image is drawn at least this large, pixels kept square
 SIDE_BY_SIDE_WIDTH = 560  # px: narrower, the two modes' outputs stack
-MAX_TICK_CHARS = 8
-SCALE_NOTES = {SIGMOID: "sigmoid of the output", CLIPPED: "outputs clipped to 0–1"}
-
-
-class OutputView(QWidget):
-    """One mode's answer: a title, bars (class probabilities or values) and the numbers."""
-
-    def __init__(self, title: str, mode: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.mode = mode
-        self.prediction: Prediction | None = None
-        self._title = title
-        self.title = QLabel(f"<b>{escape(title)}</b>")
-        self.title.setObjectName(f"{mode}_title")
-        self.title.setWordWrap(True)
-        self.plot_view = pg.PlotWidget(background="w")
-        self.plot_view.setObjectName(f"{mode}_plot")
-        self.plot_view.setMinimumSize(120, 110)
-        # Its minimum is all it asks for: the bars take the room there is, and only a dock
-        # shorter than every minimum scrolls.
-        self.plot_view.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Ignored)
-        plot = self.plot_view.getPlotItem()
-        adopt_menus(self.plot_view, plot)
-        plot.setMenuEnabled(False)
-        plot.setMouseEnabled(x=False, y=False)
-        plot.hideButtons()
-        for name in ("left", "bottom"):
-            axis = plot.getAxis(name)
-            style_axis(axis)
-        plot.getAxis("left").setWidth(34)
-        follow_palette(self.plot_view)
-        self.plot = plot
-        self.bars = pg.BarGraphItem(x=[], height=[], width=0.7)
-        plot.addItem(self.bars)
-        self.zero_line = pg.InfiniteLine(pos=0, angle=0, pen=pg.mkPen("#999999", width=1))
-        plot.addItem(self.zero_line)
-        self.numbers = QLabel()
-        self.numbers.setObjectName(f"{mode}_numbers")
-        self.numbers.setWordWrap(True)
-        self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.note = QLabel()  # stands in for the plot when this mode can't be shown now
-        self.note.setObjectName(f"{mode}_note")
-        self.note.setWordWrap(True)
-        self.note.setStyleSheet("color: palette(placeholder-text);")
-        self._pages = QStackedWidget()
-        plot_page = QWidget()
-        page = QVBoxLayout(plot_page)
-        page.setContentsMargins(0, 0, 0, 0)
-        page.setSpacing(2)
-        page.addWidget(self.plot_view, 1)
-        page.addWidget(self.numbers)
-        self._plot_page = plot_page
-        self._pages.addWidget(plot_page)
-        self._pages.addWidget(self.note)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(2)
-        layout.addWidget(self.title)
-        layout.addWidget(self._pages, 1)
-
-    def set_title(self, title: str, step: int | None = None) -> None:
-        """The mode's name, and after it the training step its weights are from."""
-        self._title = title
-        after = f' <span style="color:#777777">· step {step}</span>' if step is not None else ""
-        self.title.setText(f"<b>{escape(title)}</b>{after}")
-
-    def show_prediction(self, prediction: Prediction,
-                        value_range: tuple[float, float] | None = None) -> None:  # fmt: skip
-        """Bars for `prediction`; `value_range` (regression) is shared with the other mode."""
-        self.prediction = prediction
-        values = prediction.values
-        positions = np.arange(len(values), dtype=np.float64)
-        strong, light = MODE_COLOURS.get(prediction.mode, MODE_COLOURS["predict"])
-        brushes = [pg.mkBrush(strong if i == prediction.predicted or not prediction.classification
-                              else light) for i in range(len(values))]  # fmt: skip
-        self.bars.setOpts(x=positions, height=values, width=0.7, brushes=brushes,
-                          pen=pg.mkPen(None))  # fmt: skip
-        self.plot.getAxis("bottom").setTicks([_ticks(prediction.names)])
-        if prediction.classification:
-            low, high = 0.0, 1.0
-            self.plot.setLabel("left", "")
-        else:
-            low, high = value_range or _padded_range(values)
-        self.plot.setYRange(low, high, padding=0.05 if prediction.classification else 0)
-        self.plot.setXRange(-0.6, len(values) - 0.4, padding=0)
-        self.numbers.setText(_numbers_text(prediction))
-        self.set_title(self._title, prediction.step)
-        self.plot_view.setToolTip(_tooltip(prediction))
-        self._pages.setCurrentWidget(self._plot_page)
-
-    def show_note(self, text: str) -> None:
-        """Say why this mode shows nothing now (the plot is hidden)."""
-        self.prediction = None
-        self.set_title(self._title)
-        self.note.setText(text)
-        self._pages.setCurrentWidget(self.note)
-
-    @property
-    def note_shown(self) -> bool:
-        return self._pages.currentWidget() is self.note
-
-    def heights(self) -> np.ndarray:
-        """The bar heights drawn (tests, and what a reader of the plot sees)."""
-        height = self.bars.opts.get("height")
-        return np.zeros(0) if height is None else np.asarray(height, dtype=np.float64)
 
 
 class PredictPanel(QWidget):
@@ -173,6 +65,7 @@ class PredictPanel(QWidget):
         self._n_features = 0
         self._vector: np.ndarray | None = None
         self._point: tuple[float, float] | None = None
+        self._text_mode = False
         self._filling = False
         self._build()
         self.configure(0, 0, 0, points=False)
@@ -198,10 +91,17 @@ class PredictPanel(QWidget):
         self.point_label = QLabel()
         self.point_label.setObjectName("predict_point")
         self.point_label.setWordWrap(True)
+        self.prompt_edit = PromptEdit()
+        self._prompt_timer = QTimer(self)
+        self._prompt_timer.setSingleShot(True)
+        self._prompt_timer.setInterval(PROMPT_DELAY_MS)
+        self._prompt_timer.timeout.connect(self._changed)
+        self.prompt_edit.textChanged.connect(self._on_prompt_edit_text_changed)
         self._inputs = QStackedWidget()
         self._inputs.addWidget(self.row_box)
         self._inputs.addWidget(self.vector_edit)
         self._inputs.addWidget(self.point_label)
+        self._inputs.addWidget(self.prompt_edit)
         self._inputs.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
         self.input_label = QLabel()  # the chosen row's label, or the point
@@ -212,6 +112,10 @@ class PredictPanel(QWidget):
         self.image_label.setObjectName("predict_image")
         self.image_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
         self.image_label.hide()
+        self.sequence_view = SequencePlot()  # a sample over time, in place of an image
+        self.sequence_view.hide()
+        self.text_view = TextPredictView()  # a text set's next characters, in place of bars
+        self.text_view.hide()
 
         self.both_box = QCheckBox("Both modes")
         self.both_box.setObjectName("predict_both_modes")
@@ -266,24 +170,33 @@ class PredictPanel(QWidget):
         layout.setSpacing(6)
         layout.addLayout(form)
         layout.addLayout(details)
+        layout.addWidget(self.sequence_view)
         layout.addWidget(self.message_label)
         layout.addWidget(self._output_host, 1)
+        layout.addWidget(self.text_view, 1)
         self._column = layout
         scroll_in(self, content)  # a short dock scrolls the panel, never the Inspector
 
     # ---- what the panel shows ----------------------------------------------------------------
 
     def configure(self, train_rows: int, validation_rows: int, n_features: int, *,
-                  points: bool) -> None:  # fmt: skip
-        """Fit the choices to a data set: rows per split, values per sample, and whether a
-        point of the decision boundary's plane is a sample (2 features). Emits nothing."""
+                  points: bool, text: bool = False) -> None:  # fmt: skip
+        """Fit the choices to a data set: rows per split, values per sample, whether a
+        point of the decision boundary's plane is a sample (2 features), and whether it is
+        text (typed text is a sample; the next character's choices replace the bars; a
+        typed vector of token ids is not offered). Emits nothing."""
         self._filling = True
         try:
             self._sizes = {TRAIN_ROWS: int(train_rows), VALIDATION_ROWS: int(validation_rows)}
             same_samples = int(n_features) == self._n_features  # a typed vector still fits
             self._n_features = int(n_features)
+            self._text_mode = bool(text)
             usable = {TRAIN_ROWS: train_rows > 0, VALIDATION_ROWS: validation_rows > 0,
-                      VECTOR: n_features > 0, POINT: points}  # fmt: skip
+                      VECTOR: n_features > 0 and not text, POINT: points, TEXT: bool(text)}
+            self.text_view.setVisible(self._text_mode)
+            self.both_box.setVisible(not self._text_mode)
+            if self._text_mode and self.both_box.isChecked():
+                self.both_box.setChecked(False)
             model = self.source_box.model()
             for i, (key, _) in enumerate(SOURCES):
                 item = model.item(i)
@@ -329,7 +242,7 @@ class PredictPanel(QWidget):
         value_range = None
         if not predicted.classification:  # one scale for both modes, so bars compare
             both = [predicted.values] + ([trained.values] if trained is not None else [])
-            value_range = _padded_range(np.concatenate(both))
+            value_range = padded_range(np.concatenate(both))
         self.outputs["predict"].show_prediction(predicted, value_range)
         train_view = self.outputs["train"]
         if trained is not None:
@@ -339,11 +252,27 @@ class PredictPanel(QWidget):
             train_view.show_note(train_note or "Train mode has no result yet.")
         train_view.setVisible(self.both_modes)
 
+    def show_sequence(self, picture: SequencePicture | None) -> None:
+        """Draw the chosen sample over time (None: it is no sequence, or there is none)."""
+        self.sequence_view.setVisible(picture is not None)
+        if picture is not None:
+            self.sequence_view.show_picture(picture)
+
+    def show_next(self, next_characters: NextCharacters, actual: int | None = None) -> None:
+        """A text set's answer: the likeliest next characters (`actual`: the true one)."""
+        self.set_message("")
+        self.text_view.show_next(next_characters, actual)
+
+    @property
+    def text_mode(self) -> bool:
+        return self._text_mode
+
     def set_message(self, text: str) -> None:
         """Show `text` instead of the outputs (no network, an error); empty: the outputs."""
         self.message_label.setText(text or "")
         self.message_label.setVisible(bool(text))
-        self._output_host.setVisible(not text)
+        self._output_host.setVisible(not text and not self._text_mode)
+        self.text_view.show_chart(not text)
         # The message takes the outputs' room, so the input fields stay together at the top.
         self._column.setStretchFactor(self.message_label, 1 if text else 0)
 
@@ -388,6 +317,20 @@ class PredictPanel(QWidget):
             self.input_changed.emit()
 
     @property
+    def prompt(self) -> str:
+        """The typed text (source TEXT)."""
+        return self.prompt_edit.toPlainText()
+
+    def set_prompt(self, text: str) -> None:
+        """Type `text` as the prompt and choose typed text (emits `input_changed` at once)."""
+        self.prompt_edit.setPlainText(text)
+        self._prompt_timer.stop()
+        if self.source != TEXT:
+            self.set_source(TEXT)
+        else:
+            self._changed()
+
+    @property
     def both_modes(self) -> bool:
         return self.both_box.isChecked()
 
@@ -399,6 +342,8 @@ class PredictPanel(QWidget):
             return self._vector is not None
         if source == POINT:
             return self._point is not None
+        if source == TEXT:
+            return self._text_mode  # short text is padded; what is refused, says why
         return self._sizes.get(source, 0) > 0
 
     # ---- slots -------------------------------------------------------------------------------
@@ -414,10 +359,16 @@ class PredictPanel(QWidget):
         elif source == VECTOR:
             self._inputs.setCurrentWidget(self.vector_edit)
             self._input_caption.setText("Values")
+        elif source == TEXT:
+            self._inputs.setCurrentWidget(self.prompt_edit)
+            self._input_caption.setText("Text")
         else:
             self._inputs.setCurrentWidget(self.point_label)
             self._input_caption.setText("Point")
+        page = self._inputs.currentWidget()  # the stack is as tall as the page shown
+        self._inputs.setFixedHeight(min(page.sizeHint().height(), page.maximumHeight()))
         self.show_input("")
+        self.show_sequence(None)
 
     def _changed(self) -> None:
         if self._filling:
@@ -443,6 +394,10 @@ class PredictPanel(QWidget):
 
     def _on_row_box_changed(self, value: int) -> None:
         self._changed()
+
+    def _on_prompt_edit_text_changed(self) -> None:
+        if self.source == TEXT and not self._filling:
+            self._prompt_timer.start()
 
     def _on_vector_edit_finished(self) -> None:
         self._commit_vector(again=False)
@@ -490,45 +445,8 @@ def _unusable(key: str) -> str:
         VALIDATION_ROWS: "There is no validation set (the validation fraction is 0).",
         VECTOR: "There is no network to run.",
         POINT: "Only for data with 2 input features.",
+        TEXT: "Only for a text data set (one with a vocabulary of characters).",
     }[key]
-
-
-def _ticks(names: Sequence[str]) -> list[tuple[float, str]]:
-    every = max(1, -(-len(names) // 12))  # at most ~12 labels: a narrow dock stays legible
-    return [(float(i), _short(name)) for i, name in enumerate(names) if i % every == 0]
-
-
-def _short(name: str) -> str:
-    return name if len(name) <= MAX_TICK_CHARS else name[: MAX_TICK_CHARS - 1] + "…"
-
-
-def _padded_range(values: np.ndarray) -> tuple[float, float]:
-    finite = np.asarray(values, dtype=np.float64)
-    finite = finite[np.isfinite(finite)]
-    low = min(0.0, float(finite.min())) if finite.size else 0.0
-    high = max(0.0, float(finite.max())) if finite.size else 1.0
-    pad = (high - low) * 0.08 or 1.0
-    return low - (pad if low < 0 else 0.0), high + (pad if high > 0 else 0.0)
-
-
-def _numbers_text(prediction: Prediction) -> str:
-    outputs = ", ".join(format_value(v) for v in np.asarray(prediction.output).reshape(-1))
-    if not prediction.classification:
-        pairs = zip(prediction.names, prediction.values, strict=False)
-        return ", ".join(f"<b>{escape(n)} = {format_value(v)}</b>" for n, v in pairs)
-    chosen = prediction.predicted or 0
-    share = prediction.values[chosen] if chosen < len(prediction.values) else float("nan")
-    name = escape(prediction.predicted_name or "")
-    scale = SCALE_NOTES.get(prediction.scale)
-    note = f" ({scale})" if scale else ""
-    return (f"Predicted <b>{name}</b> · {share:.1%}{note}<br>"
-            f"<small>outputs {outputs}</small>")
-
-
-def _tooltip(prediction: Prediction) -> str:
-    lines = [f"{n}: {v:.2%}" if prediction.classification else f"{n}: {format_value(v)}"
-             for n, v in zip(prediction.names, prediction.values, strict=False)]  # fmt: skip
-    return "\n".join(lines)
 
 
 def point_marker() -> pg.ScatterPlotItem:

@@ -30,6 +30,7 @@ import numpy as np
 import engine
 from app.compiler import compile_project
 from app.datasets import Dataset
+from app.session.predict_sequence import is_sequence
 from app.session.session import RUNNING, STOPPING, TrainingSession
 from engine import _random
 
@@ -113,7 +114,9 @@ class Predictor:
         self.input_dtype = session.compiled.input_dtypes[0]
         self.sample_shape: tuple[int, ...] = self.dataset.sample_shape
         self.n_features = math.prod(self.sample_shape)
-        self.image_shape = image_shape(self.dataset)
+        # A sample with a time axis is drawn over time, never as an image.
+        self.sequence = is_sequence(self.dataset, session.project)
+        self.image_shape = None if self.sequence else image_shape(self.dataset)
         train_x = session.train_set.x
         self.reference = np.asarray(train_x[:REFERENCE_ROWS], dtype=self.input_dtype)
         self.step = 0  # of the weights last loaded
