@@ -47,7 +47,7 @@ TARGETS = {"mlp": 1.0, "tiny": 0.8, "cnn": 0.4}
 # {name: {"title", "target", "steps", "engine": () -> step, "torch": () -> step}}:
 # both steps start from the same weights and data and return the loss as a float.
 PLUGINS = ("benchmarks.workloads_conv", "benchmarks.workloads_norm",
-           "benchmarks.workloads_example")
+           "benchmarks.workloads_example", "benchmarks.workloads_rnn")
 
 
 def _plugins() -> dict:
