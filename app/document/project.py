@@ -21,7 +21,9 @@ from app.document.events import (
 from app.document.graph import Graph
 from app.document.node import ABSENT, DocumentError, check_id, new_id, same_value
 
-NODE_HOOK_KINDS = ("forward_pre", "forward", "backward")  # attached to a node's Cell
+# A probe kind is a pane looking inside a layer through its `probe` (app.session.probes).
+PROBE_HOOK_KINDS = ("attention", "recurrent")
+NODE_HOOK_KINDS = ("forward_pre", "forward", "backward", *PROBE_HOOK_KINDS)  # on a node's Cell
 EDGE_HOOK_KINDS = ("hook_backward",)  # a HookBackward on an edge, or a HookBackward node's
 HOOK_KINDS = NODE_HOOK_KINDS + EDGE_HOOK_KINDS
 

@@ -37,6 +37,7 @@ from app.document import Hook
 from app.session.capture_summary import HISTOGRAM_BINS, summarise_block
 from app.session.health import PREFIX as HEALTH_PREFIX
 from app.session.history import HISTORY_STEPS, History, HistoryColumns, thin_state
+from app.session.probes import PROBE_KINDS, ProbeCapture
 from engine import Tensor, ops
 
 STAT_COLUMNS = ("step", "mean", "std", "min", "max", "norm")
@@ -432,7 +433,8 @@ class HookCaptures:
     def attach(self, hook: Hook) -> HookCapture | None:
         """Start capturing for `hook`; None (and the reason in `skipped`) if it can't."""
         self.detach(hook.id)
-        capture = HookCapture(hook, self.history_steps, pace=self.pace)
+        capture: Any = (ProbeCapture(hook, self.pace) if hook.kind in PROBE_KINDS
+                        else HookCapture(hook, self.history_steps, pace=self.pace))  # fmt: skip
         saved = self._saved.pop(hook.id, None)
         if saved is not None:  # damaged: nice to have, not worth refusing to capture for
             with contextlib.suppress(ValueError):
@@ -451,8 +453,19 @@ class HookCaptures:
         attachment = self._handles.pop(hook_id, None)
         if attachment is not None:
             attachment.remove()
-        self.captures.pop(hook_id, None)
+        capture = self.captures.pop(hook_id, None)
+        if isinstance(capture, ProbeCapture):
+            capture.close()
         self.skipped.pop(hook_id, None)
+
+    def watch_tokens(self, hook_id: str, node_id: str | None) -> None:
+        """Let a probe capture copy the token ids node `node_id` (an Embedding) receives."""
+        capture = self.captures.get(hook_id)
+        if not isinstance(capture, ProbeCapture):
+            return
+        probe = capture
+        probe.watch_tokens(self._cell_for(node_id) if node_id else None, lambda: self._step,
+                           lambda: self.enabled and probe.wants(self._step))  # fmt: skip
 
     def attached(self, hook_id: str) -> bool:
         """Whether the hook is attached: its engine hook is on now or at its next due step."""
@@ -478,6 +491,11 @@ class HookCaptures:
                 capture.error = f"Capturing stopped: {type(exc).__name__}: {exc}"
                 capture.paused = True
 
+        if kind in PROBE_KINDS:  # the layers' own probes (app.session.probes)
+            cell = self._cell_for(target)
+            if cell is None:
+                return "the node has no Cell to look inside"
+            return capture.install(cell, lambda: self._step, wanted)
         if kind == "hook_backward":
             if self._edge_hook is None:
                 return "hooks on edges are not supported by this network"
