@@ -14,7 +14,9 @@ turns the newest copy of each into indicators, at display rate:
 - saturated sigmoid / tanh units: the share of outputs within 0.02 of the function's
   bounds (0 or 1; -1 or 1), where its gradient is almost 0; normal under 20 %, bad from
   50 %;
-- NaN / inf anywhere in the node's output or gradient: always bad.
+- NaN / inf anywhere in the node's output or gradient: always bad;
+- on RNN/LSTM/GRU nodes, a hidden probe capture too: gate saturation and the gradient
+  through time (`app.session.health_sequences`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.document import BOUNDARY_TYPES, COMPOSITE, Hook, Project
+from app.session.health_sequences import PROBED_TYPES, recurrent_health
 
 GRAD_NORM_RANGE = (1e-6, 1e2)
 DEAD_WARN, DEAD_BAD = 0.5, 0.9
@@ -117,8 +120,11 @@ class HealthMonitor:
         self.attached: list[str] = []
 
     def attach(self) -> None:
-        for node_id in self.nodes:
-            for kind, tag in (("forward", "f"), ("backward", "b")):
+        for node_id, node in self.nodes.items():
+            kinds = [("forward", "f"), ("backward", "b")]
+            if node.type in PROBED_TYPES:
+                kinds.append(("recurrent", "p"))
+            for kind, tag in kinds:
                 hook = Hook(kind, node_id, id=f"{PREFIX}{tag}-{node_id}")
                 if self.captures.attach(hook) is not None:
                     self.attached.append(hook.id)
@@ -144,6 +150,11 @@ class HealthMonitor:
             newest = capture.newest() if capture is not None else None
             if newest is not None:
                 items += judge(newest)
+        probe = self.captures.captures.get(f"{PREFIX}p-{node_id}")
+        if probe is not None:  # a recurrent layer's inside: the newest copy of each array
+            newest = {name: probe.newest(name) for name in probe.names()}
+            items += [Health(*found) for found in recurrent_health(
+                {name: copy[1] for name, copy in newest.items() if copy is not None})]
         nonfinite = [h for h in items if h.name == "nonfinite"]
         return nonfinite[:1] + [h for h in items if h.name != "nonfinite"]
 
