@@ -32,8 +32,11 @@ from app.session import RUNNING
 from app.session.health import PREFIX as HEALTH_PREFIX
 from app.session.health import Health, HealthMonitor
 from app.session.hook_captures import READ_INTERVAL, STAT_COLUMNS
+from app.session.probes import PROBE_KINDS, token_node
 from widgets.node_editor.probes import Indicator
 from widgets.plots import FrameBudget, HookPane
+from widgets.plots.attention_pane import AttentionPane
+from widgets.plots.recurrent_pane import RecurrentPane
 
 if TYPE_CHECKING:
     from app.gui.project_holder import ProjectHolder
@@ -55,7 +58,10 @@ KIND_NAMES = {
     "forward": "Forward hook",
     "backward": "Backward hook",
     "hook_backward": "HookBackward",
+    "attention": "Attention weights",
+    "recurrent": "Recurrent state",
 }
+PROBE_PANES = {"attention": AttentionPane, "recurrent": RecurrentPane}  # panes inside a layer
 
 
 class HookDock(QDockWidget):
@@ -110,7 +116,8 @@ class HookController(QObject):
         health.setObjectName("health_overlay_action")
         health.setCheckable(True)
         health.setStatusTip("Show on each node its gradient norm, dead ReLU units, saturated "
-                            "sigmoid/tanh outputs and NaN/inf, from what training captures")
+                            "sigmoid/tanh outputs, LSTM/GRU gate saturation and gradient "
+                            "through time, and NaN/inf, from what training captures")
         health.toggled.connect(self._on_health_action_toggled)
         tile = QAction("&Tile Hook Panes", window)
         tile.setObjectName("tile_hook_panes_action")
@@ -160,7 +167,8 @@ class HookController(QObject):
                 self._waiting.discard(hook_id)
                 dock.show()
         self._sync_captures(live)
-        self.editor.scene.set_probes([(h.id, h.kind, h.target) for h in live.values()])
+        self.editor.scene.set_probes([(h.id, h.kind, h.target) for h in live.values()
+                                      if h.kind not in PROBE_KINDS])  # fmt: skip
 
     def _sync_captures(self, live: dict) -> None:
         session = self.sessions.session
@@ -190,6 +198,14 @@ class HookController(QObject):
                 if hook is not None:
                     capture.paused = bool(hook.settings.get("paused", False))
                     capture.every_step = bool(hook.settings.get("every_step", False))
+                if hook is not None and hook.kind in PROBE_KINDS and session is not None:
+                    self._follow_tokens(captures, capture, hook, pane, session)
+
+    def _follow_tokens(self, captures, capture, hook, pane, session) -> None:
+        """A probe pane labels its axes with the characters its layer's Embedding receives."""
+        if not capture.tokens_watched:
+            captures.watch_tokens(hook.id, token_node(session.project.graph, hook.target))
+        pane.set_vocabulary(getattr(session.dataset, "vocabulary", ()) or ())
 
     def _add_dock(self, hook) -> HookDock:
         window = self.shell.window
@@ -197,7 +213,10 @@ class HookController(QObject):
         dock = HookDock(title, window)
         dock.setObjectName(f"hook_pane_{hook.id}")
         dock.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, False)
-        pane = HookPane(None, view=hook.pane, settings=dict(hook.settings), budget=self.budget)
+        if hook.kind in PROBE_PANES:
+            pane = PROBE_PANES[hook.kind](None, settings=dict(hook.settings), budget=self.budget)
+        else:
+            pane = HookPane(None, view=hook.pane, settings=dict(hook.settings), budget=self.budget)
         pane.setObjectName(f"hook_pane_widget_{hook.id}")
         dock.setWidget(pane)
         others = [d for d in self.docks.values() if not d.isFloating()]

@@ -12,6 +12,7 @@ from PySide6.QtCore import QPoint, QPointF
 from PySide6.QtWidgets import QMenu
 
 from app.document import BOUNDARY_TYPES, DocumentError, Hook
+from app.session.probes import PROBE_TEXTS, probe_kinds
 from app.undo.commands import HookCommand, splice_command
 from app.undo.size_edit import SizeEditCommand
 from widgets.node_editor.node_types import fitting, shapes_now
@@ -30,6 +31,8 @@ KIND_NAMES = {
     "forward": "forward hook",
     "backward": "backward hook",
     "hook_backward": "HookBackward",
+    "attention": "attention weights",
+    "recurrent": "recurrent state",
 }
 
 
@@ -79,6 +82,13 @@ class ContextMenus:
             add.setToolTip(f"{node.type} nodes compute nothing to hook: hook the node "
                            "next to it.")  # fmt: skip
         add.setToolTipsVisible(True)
+        for kind in probe_kinds(node.type):  # panes looking inside a sequence layer
+            text, tip = PROBE_TEXTS[kind]
+            look = menu.addAction(text)
+            look.setObjectName(f"add_{kind}_pane_action")
+            look.setStatusTip(tip)
+            look.triggered.connect(
+                lambda _=False, k=kind: self.run(lambda: self.add_hook(k, node_id)))
         self._add_hook_entries(menu, node_id)
         menu.addSeparator()
         for name in ("cut", "copy", "duplicate", "delete", None, "group", "ungroup"):
@@ -142,8 +152,8 @@ class ContextMenus:
             self.pane_requested.emit(existing[0].id)
             return existing[0]
         try:
-            hook = Hook(kind, target, "norm" if kind in ("backward", "hook_backward")
-                        else "histogram")  # fmt: skip
+            pane = "norm" if kind in ("backward", "hook_backward") else "histogram"
+            hook = Hook(kind, target, kind if kind in PROBE_TEXTS else pane)
         except DocumentError as exc:
             self.message.emit(f"Can't add the hook: {exc}")
             return None
