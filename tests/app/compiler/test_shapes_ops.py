@@ -53,7 +53,6 @@ SHAPES = [
     ("Transpose", SEQ, {"perm": (3, 1, 2)}, {"out": ("N", 8, 5, 3)}),
     ("Transpose", SEQ, {"perm": (0, 2, 1, 3)}, {"out": ("N", 3, 5, 8)}),
     ("Transpose", X, {"perm": (2, 1)}, {"out": ("N", 6, 4)}),
-    ("Transpose", X, {"perm": (1, 0, 2)}, {"out": (4, "N", 6)}),  # time first, for RNNs
     ("Squeeze", {"in": (1, 4, 1)}, {}, {"out": ("N", 4)}),
     ("Squeeze", {"in": (1, 4, 1)}, {"axis": -1}, {"out": ("N", 1, 4)}),
     ("Squeeze", X, {}, {"out": ("N", 4, 6)}),
@@ -129,6 +128,21 @@ REFUSALS = [
 def test_each_refusal_names_the_reason(node_type, feeds, params, reason):
     found = outcome(node_type, feeds, **params)
     assert isinstance(found, str) and found.startswith(reason), found
+
+
+def test_a_transpose_may_put_time_first_and_back_for_a_time_major_layer():
+    assert outcome("Transpose", X, perm=(1, 0, 2)) == {"out": (4, "N", 6)}
+    graph = Graph()
+    source, first, back, sink = (add(graph, "Input", shape=X["in"]),
+                                 add(graph, "Transpose", perm=(1, 0, 2)),
+                                 add(graph, "Transpose", perm=(1, 0, 2)),
+                                 add(graph, "Output", loss="none"))
+    for a, b in ((source, first), (first, back), (back, sink)):
+        graph.connect(a.id, "out", b.id, "in")
+    compiled = compile_project(Project(graph))
+    x = np.arange(3 * 4 * 6, dtype=np.float32).reshape(3, 4, 6)
+    np.testing.assert_array_equal(compiled.cells[first.id](Tensor(x)).asnumpy(),
+                                  x.transpose(1, 0, 2))
 
 
 def test_log_and_sqrt_take_any_shape():
