@@ -1,5 +1,6 @@
 """The Run panel on its own: filled from settings silently, each user edit one signal."""
 
+import inspect
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QLabel
 from app.datasets import BUILTIN
 from app.io.project_file import load_project
 from app.session import DEFAULTS, LOSSES, OPTIMIZERS
+from widgets.dataset_series_fields import OPTION_NAMES
 from widgets.run_panel import RunPanel
 
 EXAMPLES = sorted(Path(__file__).parents[2].joinpath("resources", "examples").glob("*.cwproj"))
@@ -52,10 +54,16 @@ def shown(panel):
     options = {}
     entry = BUILTIN.get(dataset)
     if entry is not None:
+        takes = inspect.signature(entry.make).parameters
         samples = f["samples"].value()
         if samples or entry.default_samples is not None:
             options["n_samples"] = samples
-        options["noise"] = f["noise"].value()
+        if "noise" in takes:
+            options["noise"] = f["noise"].value()
+        for name in OPTION_NAMES:  # a sequence set's seed, window, horizon, …: those shown
+            box = f[f"option.{name}"]
+            if panel.data.form.isRowVisible(box):
+                options[name] = box.value()
     optimizer = f["optimizer"].currentData()
     option_values = {
         key.split(".", 1)[1]: field.isChecked() if hasattr(field, "isChecked") else field.value()
@@ -76,9 +84,14 @@ def expected(training):
     key = spec if isinstance(spec, str) else spec["builtin"]
     entry = BUILTIN[key]
     options = {} if isinstance(spec, str) else dict(spec.get("options", {}))
+    takes = inspect.signature(entry.make).parameters
     if entry.default_samples is not None:
         options.setdefault("n_samples", entry.default_samples)
-    options.setdefault("noise", entry.default_noise)
+    if "noise" in takes:
+        options.setdefault("noise", entry.default_noise)
+    for name in OPTION_NAMES:
+        if name in entry.options:
+            options.setdefault(name, entry.options[name])
     values = {**DEFAULTS, **training}
     return {
         "dataset": key, "options": options, "loss": training.get("loss"),
