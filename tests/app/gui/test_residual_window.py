@@ -4,15 +4,20 @@ a Conv2dTranspose's output (issue 27)."""
 
 import numpy as np
 import pytest
-from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
-from PySide6.QtGui import QDrag, QDragEnterEvent, QDragMoveEvent, QDropEvent
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtCore import QPointF
+from PySide6.QtWidgets import QMessageBox
 
 from app.session import READY
 from tests.app.gui.dialogs import record_dialogs
 from tests.app.gui.test_hook_window import capture_of, choose, hook_on, pane_of, right_click_menu
-from tests.app.gui.window_support import TIMEOUT, select_node, shown_window, type_into_inspector
-from tests.widgets.canvas_support import drag, port_point
+from tests.app.gui.window_support import (
+    TIMEOUT,
+    drop_from_palette,
+    select_node,
+    shown_window,
+    type_into_inspector,
+    wire,
+)
 
 # (palette type, where it lands on the canvas, Inspector values typed after wiring)
 LAYOUT = [
@@ -41,39 +46,6 @@ def dialogs(monkeypatch):
 @pytest.fixture
 def window(qtbot):
     yield from shown_window(qtbot, (1500, 950))
-
-
-def drop_from_palette(window, monkeypatch, type_name: str, at: QPoint) -> None:
-    """Drag the palette entry onto the canvas at `at` (the OS drag loop reduced to enter,
-    move and drop, as in test_workbench)."""
-    editor, palette = window.workbench.editor, window.workbench.palette
-    viewport = editor.view.viewport()
-
-    def deliver(qdrag, *args):
-        mime: QMimeData = qdrag.mimeData()
-        action, left = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton
-        none = Qt.KeyboardModifier.NoModifier
-        for event in (QDragEnterEvent(at, action, mime, left, none),
-                      QDragMoveEvent(at, action, mime, left, none),
-                      QDropEvent(QPointF(at), action, mime, left, none)):
-            QApplication.sendEvent(viewport, event)
-            assert event.isAccepted(), type_name
-        return action
-
-    monkeypatch.setattr(QDrag, "exec", deliver)
-    item = palette.item_for(f"type:{type_name}")
-    assert item is not None, type_name
-    rect = palette.tree.visualItemRect(item)
-    drag(palette.tree.viewport(), rect.center(), rect.center() + QPoint(60, 0), steps=8)
-
-
-def wire(window, qtbot, src: str, dst: str, port: str) -> None:
-    editor, graph = window.workbench.editor, window.project.graph
-    a, b = graph.node_named(src), graph.node_named(dst)
-    editor.view.centerOn(editor.scene.nodes[b.id])
-    drag(editor.view.viewport(), port_point(editor, a.id, "out", True),
-         port_point(editor, b.id, port, False))
-    assert graph.edge_into(b.id, port) is not None, f"{src} → {dst}.{port}"
 
 
 def test_a_residual_block_built_by_drag_and_drop_trains_and_shows_its_upsampled_output(

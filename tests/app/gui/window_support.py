@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt
+from PySide6.QtGui import QDrag, QDragEnterEvent, QDragMoveEvent, QDropEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QAbstractSpinBox, QComboBox, QLineEdit
+from PySide6.QtWidgets import QAbstractSpinBox, QApplication, QComboBox, QLineEdit
 
 from app.gui.main_window import MainWindow
 from app.resources_path import resource_path
-from tests.widgets.canvas_support import title_point
+from tests.widgets.canvas_support import drag, port_point, title_point
 
 TIMEOUT = 20_000  # ms
 SPIRAL = resource_path("examples", "spiral_mlp.cwproj")
@@ -86,3 +87,38 @@ def type_into_run_dock(qtbot, window: MainWindow, key: str, text: str) -> None:
     editor.selectAll()
     qtbot.keyClicks(editor, text)
     qtbot.keyClick(editor, Qt.Key.Key_Return)
+
+
+def drop_from_palette(window: MainWindow, monkeypatch, entry: str, at: QPoint) -> None:
+    """Drag the palette entry onto the canvas at `at` (the OS drag loop reduced to enter,
+    move and drop, as in test_workbench). `entry` is a type name ('Dense') or a palette
+    payload ('preset:Last time step')."""
+    editor, palette = window.workbench.editor, window.workbench.palette
+    viewport = editor.view.viewport()
+
+    def deliver(qdrag, *args):
+        mime: QMimeData = qdrag.mimeData()
+        action, left = Qt.DropAction.CopyAction, Qt.MouseButton.LeftButton
+        none = Qt.KeyboardModifier.NoModifier
+        for event in (QDragEnterEvent(at, action, mime, left, none),
+                      QDragMoveEvent(at, action, mime, left, none),
+                      QDropEvent(QPointF(at), action, mime, left, none)):
+            QApplication.sendEvent(viewport, event)
+            assert event.isAccepted(), entry
+        return action
+
+    monkeypatch.setattr(QDrag, "exec", deliver)
+    item = palette.item_for(entry if ":" in entry else f"type:{entry}")
+    assert item is not None, entry
+    rect = palette.tree.visualItemRect(item)
+    drag(palette.tree.viewport(), rect.center(), rect.center() + QPoint(60, 0), steps=8)
+
+
+def wire(window: MainWindow, qtbot, src: str, dst: str, port: str, out: str = "out") -> None:
+    """Drag from node `src`'s output port `out` to node `dst`'s input `port`."""
+    editor, graph = window.workbench.editor, window.project.graph
+    a, b = graph.node_named(src), graph.node_named(dst)
+    editor.view.centerOn(editor.scene.nodes[b.id])
+    drag(editor.view.viewport(), port_point(editor, a.id, out, True),
+         port_point(editor, b.id, port, False))
+    assert graph.edge_into(b.id, port) is not None, f"{src}.{out} → {dst}.{port}"
