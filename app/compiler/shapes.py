@@ -228,7 +228,9 @@ class LiveShapes:
     first `update()`. The result always equals `infer_shapes(graph)`.
 
     After `update()`, `touched` holds the ids of the nodes and edges whose shapes or
-    errors may differ from before (None: all of them), so a view redraws only those.
+    errors may differ from before (None: all of them). A view redraws from
+    `take_touched()` instead: the same ids gathered over every update since it last took
+    them, so an update run by someone else in between (a connection check) hides nothing.
     """
 
     def __init__(self, graph: Graph, *, catalogue: Catalogue = CATALOGUE) -> None:
@@ -236,6 +238,7 @@ class LiveShapes:
         self.catalogue = catalogue
         self.report = ShapeReport()
         self.touched: tuple[set[str], set[str]] | None = None  # (node ids, edge ids)
+        self._untaken: tuple[set[str], set[str]] | None = None  # for take_touched; None: all
         self._inference = _Inference(catalogue)
         self._everything = True  # infer the whole graph at the next update
         self._dirty: set[str] = set()  # nodes to infer again
@@ -273,7 +276,20 @@ class LiveShapes:
         marked = time_axes.mark(self.graph, self.report)
         if self.touched is not None:
             self.touched[1].update(marked)
+        touched, untaken = self.touched, self._untaken
+        if touched is None:
+            self._untaken = None
+        elif untaken is not None:
+            untaken[0].update(touched[0])
+            untaken[1].update(touched[1])
         return self.report
+
+    def take_touched(self) -> tuple[set[str], set[str]] | None:
+        """The ids of the nodes and edges whose shapes or errors may differ since the last
+        call (None: all of them), over every `update()` in between, whoever ran it; then
+        starts gathering afresh. Call `update()` first to include the latest edits."""
+        untaken, self._untaken = self._untaken, (set(), set())
+        return untaken
 
     # ---- events ------------------------------------------------------------------------------
 

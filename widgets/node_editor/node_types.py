@@ -162,7 +162,7 @@ class LiveShapeLabels:
         graph, shapes = self.graph, self.shapes
         try:
             report = self._live.update()
-            touched = self._live.touched
+            touched = self._live.take_touched()  # also what other updates since saw change
             if touched is None:
                 shapes.labels = {edge_id: report.describe(edge_id) for edge_id in graph.edges}
                 shapes.errors = {nid: report.errors[nid] for nid in graph.nodes
