@@ -258,6 +258,76 @@ def separable_cnn() -> Project:
     return Project(graph=chain(*layers), name="Depthwise-separable CNN", training=training)
 
 
+def lstm_forecast() -> Project:
+    """Forecasting the noisy multi-sine: a window of 32 values through an LSTM, its last
+    step's hidden state into a Dense that predicts the next value; MSE."""
+    graph = chain(
+        ("Input", {"shape": (32, 1)}),
+        ("LSTM", {"input_size": 1, "hidden_size": 32, "batch_first": True}),
+        ("Select", {"axis": 1, "index": -1}),
+        ("Dense", {"in_channels": 32, "out_channels": 1}),
+        ("Output", {"loss": "MSELoss"}),
+    )
+    training = {
+        "dataset": {"builtin": "multisine",
+                    "options": {"n_samples": 1000, "noise": 0.05, "window": 32, "horizon": 1}},
+        "optimizer": "Adam", "learning_rate": 0.01, "batch_size": 32, "epochs": 40,
+        "validation_fraction": 0.2, "seed": 0,
+    }  # fmt: skip
+    return Project(graph=graph, name="LSTM forecast", training=training)
+
+
+def gru_sequence() -> Project:
+    """Sequence classification: is the sum of 20 values positive? A GRU reads them, its
+    last step's hidden state goes to a Dense over the two classes."""
+    graph = chain(
+        ("Input", {"shape": (20, 1)}),
+        ("GRU", {"input_size": 1, "hidden_size": 32, "batch_first": True}),
+        ("Select", {"axis": 1, "index": -1}),
+        ("Dense", {"in_channels": 32, "out_channels": 2}),
+        ("Output", {"loss": "CrossEntropyLoss"}),
+    )
+    training = {
+        "dataset": {"builtin": "running_sign", "options": {"n_samples": 1000, "length": 20}},
+        "optimizer": "Adam", "learning_rate": 0.01, "batch_size": 32, "epochs": 10,
+        "validation_fraction": 0.2, "seed": 0,
+    }  # fmt: skip
+    return Project(graph=graph, name="GRU sequence classifier", training=training)
+
+
+TEXT_CONTEXT = 32  # characters the Transformer reads
+
+
+def char_transformer() -> Project:
+    """A two-layer character-level Transformer on the shipped text: token ids through an
+    Embedding and the sine/cosine positions, two causal encoder layers, the last step's
+    features into a Dense over the vocabulary (the next character); cross-entropy."""
+    from app.datasets.text import SHIPPED_TEXT, build_vocabulary, read_text
+    from app.resources_path import resource_path
+
+    vocabulary = len(build_vocabulary(read_text(resource_path(*SHIPPED_TEXT))))
+    d_model = 64
+    graph = chain(
+        ("Input", {"shape": (TEXT_CONTEXT,), "dtype": "int64"}),
+        ("Embedding", {"vocab_size": vocabulary, "embedding_size": d_model}),
+        ("PositionalEncoding", {}),
+        WRAP,
+        ("TransformerEncoder", {"d_model": d_model, "nhead": 4, "num_layers": 2,
+                                "dim_feedforward": 128, "dropout": 0.0, "activation": "relu",
+                                "causal": True}),
+        ("Select", {"axis": 1, "index": -1}),
+        ("Dense", {"in_channels": d_model, "out_channels": vocabulary}),
+        ("Output", {"loss": "CrossEntropyLoss"}),
+    )
+    training = {
+        "dataset": {"builtin": "text", "options": {"n_samples": 20000, "context": TEXT_CONTEXT}},
+        "optimizer": "Adam", "learning_rate": 0.003, "batch_size": 64, "epochs": 5,
+        "validation_fraction": 0.1, "seed": 0,
+        "lr_schedule": {"kind": "cosine", "warmup_steps": 50},
+    }  # fmt: skip
+    return Project(graph=graph, name="Character-level Transformer", training=training)
+
+
 EXAMPLES = {
     "spiral_mlp.cwproj": spiral_mlp,
     "digits_cnn.cwproj": digits_cnn,
@@ -266,6 +336,9 @@ EXAMPLES = {
     "residual_cnn.cwproj": residual_cnn,
     "conv_autoencoder.cwproj": conv_autoencoder,
     "separable_cnn.cwproj": separable_cnn,
+    "lstm_forecast.cwproj": lstm_forecast,
+    "gru_sequence.cwproj": gru_sequence,
+    "char_transformer.cwproj": char_transformer,
 }
 
 
