@@ -33,8 +33,8 @@ from app.datasets.file_import import (
     _check_name,
     _check_one_column,
     _column,
-    _name_index,
     _path,
+    first_line,
 )
 from app.datasets.options import check_whole
 
@@ -76,15 +76,7 @@ def load_csv_windows(
         )
     with open_data_file(path, progress, cancelled) as file, text_of(file) as text:
         rows = CsvRows(text, delimiter, path.name)
-        first_row = rows.first()
-        if first_row is None:
-            raise DatasetError(f"The file {path.name} is empty.")
-        line, cells = first_row
-        if has_header:
-            names = [cell.strip() or f"column {i + 1}" for i, cell in enumerate(cells)]
-        else:
-            names = [f"column {i + 1}" for i in range(len(cells))]
-        index = _name_index(names)
+        line, cells, names, index = first_line(rows, has_header, path.name)
         chosen_targets = [_column(spec, names, index) for spec in target_specs]
         if features is None:
             chosen_features = list(range(len(names)))

@@ -94,15 +94,7 @@ def load_csv(
         )
     with open_data_file(path, progress, cancelled) as file, text_of(file) as text:
         rows = CsvRows(text, delimiter, path.name)
-        first_row = rows.first()
-        if first_row is None:
-            raise DatasetError(f"The file {path.name} is empty.")
-        line, cells = first_row
-        if has_header:
-            names = [cell.strip() or f"column {i + 1}" for i, cell in enumerate(cells)]
-        else:
-            names = [f"column {i + 1}" for i in range(len(cells))]
-        index = _name_index(names)
+        line, cells, names, index = first_line(rows, has_header, path.name)
         labels = [_column(spec, names, index) for spec in label_specs]
         if feature_columns is None:
             chosen = set(labels)
@@ -199,6 +191,20 @@ def load_npz(
 
 
 # --- CSV ------------------------------------------------------------------------------
+
+
+def first_line(rows: CsvRows, has_header: bool, file_name: str):
+    """(line number, cells, column names, {name: first column of that name}) from a CSV's
+    first line: the header, or the first data row when there is none."""
+    first_row = rows.first()
+    if first_row is None:
+        raise DatasetError(f"The file {file_name} is empty.")
+    line, cells = first_row
+    if has_header:
+        names = [cell.strip() or f"column {i + 1}" for i, cell in enumerate(cells)]
+    else:
+        names = [f"column {i + 1}" for i in range(len(cells))]
+    return line, cells, names, _name_index(names)
 
 
 def _name_index(names: list[str]) -> dict[str, int]:
