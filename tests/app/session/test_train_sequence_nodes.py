@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from app.document import Project
-from app.session import STEP_COLUMNS, TrainingFinished, TrainingSession
+from app.session import STEP_COLUMNS, TrainingError, TrainingFinished, TrainingSession
 from tests.app.session.session_samples import chain, weights
 
 LENGTH, VOCAB = 8, 12
@@ -59,3 +59,16 @@ def test_a_token_network_trains(tmp_path, name):
     table = after["embedding1.embedding_table"]
     assert not np.array_equal(table, before["embedding1.embedding_table"])
     assert not table[0].any()  # the padding row
+
+
+def test_a_token_id_beyond_the_vocabulary_is_refused_before_training(tmp_path):
+    """Ids up to 11 into an Embedding of 6 ids: the session refuses to start, naming the id,
+    the node and its vocab_size, instead of failing inside the first step."""
+    first, _, *rest = NETWORKS["max_over_time"]
+    small = ("Embedding", {"vocab_size": 6, "embedding_size": 8, "padding_idx": 0})
+    project = Project(graph=chain(first, small, *rest), name="small",
+                      training=token_data(tmp_path))
+    with pytest.raises(TrainingError, match=r"token id 11, but the Embedding 'embedding1' has "
+                                            r"vocab_size 6 \(ids 0 to 5\); raise its "
+                                            r"vocab_size to 12 or more"):
+        TrainingSession(project, folder=tmp_path)
