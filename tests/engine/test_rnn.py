@@ -308,3 +308,38 @@ def test_long_batches_whose_gate_factors_are_shared_by_threads_match_torch(kind)
     gates = 4 if kind == "LSTM" else 3
     assert len(_rnn_kernels._parts(64, 64 * gates * 88 * 32)) == min(2, _threads.workers())
     _check(kind, (64, 32, 2), hx=True, hidden=88)
+
+
+class _CountingNumPy:
+    """NumPy as _rnn_kernels sees it, counting the matrix products it runs."""
+
+    def __init__(self):
+        self.matmuls = 0
+
+    def matmul(self, *args, **kwargs):
+        self.matmuls += 1
+        return np.matmul(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_each_time_step_is_one_matmul_for_all_gates_forward_and_backward(kind, monkeypatch):
+    """The time loop runs whole-batch products, one per step for all gates (and one per step
+    going back through time), plus a fixed few per layer: never a Python op per element.
+    Going from T = 4 to T = 12 adds exactly one product per extra step each way."""
+
+    def products(t_len: int) -> tuple[int, int]:
+        counting = _CountingNumPy()
+        monkeypatch.setattr(_rnn_kernels, "np", counting)
+        cell = getattr(nn, kind)(3, 5, batch_first=True)
+        x = Tensor(RS.standard_normal((2, t_len, 3)).astype(np.float32))
+        out, _ = cell(x)  # forward only
+        forward = counting.matmuls
+        engine.grad(lambda a: cell(a)[0].sum())(x)  # forward again, then backward
+        return forward, counting.matmuls - 2 * forward
+
+    (f4, b4), (f12, b12) = products(4), products(12)
+    assert f12 - f4 == 8 and b12 - b4 == 8
+    monkeypatch.undo()
