@@ -57,6 +57,19 @@ class _Conv(Cell):
     dims = 2
     transposed = False
 
+    def _setup_1d(self, in_channels, out_channels, kernel_size, stride, pad_mode, padding,
+                  dilation, group, has_bias, weight_init, bias_init, dtype):
+        """A 1-D convolution's ints, checked, kept as MindSpore keeps them; its weight is
+        laid out as a 2-D one with height 1 (MindSpore's layout)."""
+        name = type(self).__name__
+        self.kernel_size = _single(name, "kernel_size", kernel_size)
+        self.stride = _single(name, "stride", stride)
+        self.dilation = _single(name, "dilation", dilation)
+        padding = _single(name, "padding", padding, 0)
+        self._setup(in_channels, out_channels, (self.kernel_size,), (self.stride,), pad_mode,
+                    padding, (self.dilation,), group, has_bias, weight_init, bias_init, dtype,
+                    (1, self.kernel_size))
+
     def _setup(self, in_channels, out_channels, kernel, stride, pad_mode, padding, dilation,
                group, has_bias, weight_init, bias_init, dtype, layout):
         name = type(self).__name__
@@ -167,13 +180,8 @@ class Conv1d(_ConvForward):
                  group: int = 1, has_bias: bool = False, weight_init: InitSpec = None,
                  bias_init: InitSpec = None, dtype: DType = float32):
         super().__init__()
-        self.kernel_size = _single("Conv1d", "kernel_size", kernel_size)
-        self.stride = _single("Conv1d", "stride", stride)
-        self.dilation = _single("Conv1d", "dilation", dilation)
-        padding = _single("Conv1d", "padding", padding, 0)
-        self._setup(in_channels, out_channels, (self.kernel_size,), (self.stride,), pad_mode,
-                    padding, (self.dilation,), group, has_bias, weight_init, bias_init, dtype,
-                    (1, self.kernel_size))
+        self._setup_1d(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
+                       dilation, group, has_bias, weight_init, bias_init, dtype)
 
 
 class Conv3d(_ConvForward):
@@ -254,10 +262,5 @@ class Conv1dTranspose(_ConvTransposed):
                  group: int = 1, has_bias: bool = False, weight_init: InitSpec = None,
                  bias_init: InitSpec = None, dtype: DType = float32):
         super().__init__()
-        self.kernel_size = _single("Conv1dTranspose", "kernel_size", kernel_size)
-        self.stride = _single("Conv1dTranspose", "stride", stride)
-        self.dilation = _single("Conv1dTranspose", "dilation", dilation)
-        padding = _single("Conv1dTranspose", "padding", padding, 0)
-        self._setup(in_channels, out_channels, (self.kernel_size,), (self.stride,), pad_mode,
-                    padding, (self.dilation,), group, has_bias, weight_init, bias_init, dtype,
-                    (1, self.kernel_size))
+        self._setup_1d(in_channels, out_channels, kernel_size, stride, pad_mode, padding,
+                       dilation, group, has_bias, weight_init, bias_init, dtype)
