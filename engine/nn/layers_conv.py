@@ -17,7 +17,9 @@ from engine.nn._checks import (
 )
 from engine.nn.cell import Cell
 from engine.nn.layers_linear import InitSpec, make_param
+from engine.nn.layers_pool_nd import _AvgPoolNd, _MaxPoolNd
 from engine.ops._conv import conv_padding
+from engine.ops._functional import _tensor
 
 
 class Conv2d(Cell):
@@ -97,89 +99,80 @@ class Conv2d(Cell):
         )
 
 
-class _Pool2d(Cell):
-    def __init__(self, kernel_size, stride, pad_mode, padding, ceil_mode, data_format):
-        super().__init__()
-        name = type(self).__name__
-        self.kernel_size = int_pair(name, "kernel_size", kernel_size)
-        self.stride = int_pair(name, "stride", stride)
-        self.pad_mode = choice(name, "pad_mode", pad_mode, ("valid", "same", "pad"))
-        pads = int_pair(name, "padding", padding, minimum=0)
-        if self.pad_mode != "pad" and any(pads):
-            raise ValueError(
-                f"{name}: padding must be 0 when pad_mode is {self.pad_mode!r}, got {padding!r}"
-            )
-        self.padding = pads if self.pad_mode == "pad" else 0
-        only_defaults(name, ceil_mode=(ceil_mode, False), data_format=(data_format, "NCHW"))
-
-    def _check(self, x):
-        input_shape(type(self).__name__, x, (4,), None, "(N, C, H, W)")
-
-    def extend_repr(self) -> str:
-        s = f"kernel_size={self.kernel_size}, stride={self.stride}, pad_mode={self.pad_mode}"
-        return s + (f", padding={self.padding}" if self.pad_mode == "pad" else "")
+Pair = int | tuple[int, int]
 
 
-class MaxPool2d(_Pool2d):
-    """Maximum over kernel_size windows moved by `stride` ('same' pads with -inf).
+def _image(what: str, x):
+    """The Tensor of `x`, which must be (N, C, H, W) or unbatched (C, H, W)."""
+    x = _tensor(x)
+    if x._data.ndim not in (3, 4):
+        raise ValueError(f"{what} expects input of shape (C, H, W) or (N, C, H, W), got shape "
+                         f"{tuple(x._data.shape)}")
+    return x
 
-    `pad_mode='pad'` pads `padding` (an int, or (top/bottom, left/right)) on both
-    sides.  `dilation`, `return_indices`, `ceil_mode` and `data_format` are
-    accepted at their defaults only (NotImplementedError otherwise).
+
+class MaxPool2d(_MaxPoolNd):
+    """Maximum over kernel_size windows moved by `stride`: (N, C, H, W) or (C, H, W).
+
+    MindSpore 2.x's pad modes: 'valid' (no padding), 'same' (output ceil(H/stride), -inf
+    padding, an odd row/column at the bottom/right) and 'pad': `padding` (an int, or
+    (top/bottom, left/right)) rows/columns of -inf on both sides, at most half the kernel.
+    As in MindSpore, `padding`, `dilation` and `ceil_mode` need pad_mode 'pad' (ValueError
+    otherwise). With `ceil_mode` a last, partial window is kept when it starts inside the
+    input or its top/left padding (PyTorch's rule). `return_indices=True` and
+    data_format 'NHWC' raise NotImplementedError.
     """
+
+    nd = 2
 
     def __init__(
         self,
-        kernel_size: int | tuple[int, int] = 1,
-        stride: int | tuple[int, int] = 1,
-        pad_mode: Literal["valid", "same"] = "valid",
-        padding: Fixed = 0,
-        dilation: Fixed = 1,
+        kernel_size: Pair = 1,
+        stride: Pair = 1,
+        pad_mode: Literal["valid", "same", "pad"] = "valid",
+        padding: Pair = 0,
+        dilation: Pair = 1,
         return_indices: Fixed = False,
-        ceil_mode: Fixed = False,
+        ceil_mode: bool = False,
         data_format: Fixed = "NCHW",
     ):
-        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, data_format)
-        if int_pair("MaxPool2d", "dilation", dilation) != (1, 1):
-            raise NotImplementedError(f"MaxPool2d: dilation={dilation!r} is not supported by "
-                                      "this engine (only 1)")
-        only_defaults("MaxPool2d", return_indices=(return_indices, False))
+        only_defaults("MaxPool2d", data_format=(data_format, "NCHW"))
+        super().__init__(kernel_size, stride, pad_mode, padding, dilation, return_indices,
+                         ceil_mode)
 
-    def construct(self, x):
-        self._check(x)
-        return ops.max_pool2d(x, self.kernel_size, self.stride, self.padding,
-                              pad_mode=self.pad_mode)
+    def _input(self, x):
+        return _image("MaxPool2d", x)
 
 
-class AvgPool2d(_Pool2d):
-    """Mean over kernel_size windows moved by `stride` ('same' does not count padding).
+class AvgPool2d(_AvgPoolNd):
+    """Mean over kernel_size windows moved by `stride`: (N, C, H, W) or (C, H, W).
 
-    `pad_mode='pad'` pads `padding` zeros on both sides, counted in the mean
-    unless `count_include_pad=False`.  `ceil_mode`, `divisor_override` and
-    `data_format` are accepted at their defaults only (NotImplementedError otherwise).
+    pad_mode 'valid', 'same' (output ceil(H/stride); the padding never counts in a mean) or
+    'pad': `padding` (an int, or (top/bottom, left/right)) zeros on both sides, at most
+    half the kernel, counted in each mean unless `count_include_pad=False`. As in
+    MindSpore, `padding` needs pad_mode 'pad' (ValueError otherwise); `ceil_mode` applies
+    with 'valid' and 'pad' ('same' sets the output size), keeping a last, partial window
+    that starts inside the input or its top/left padding; the part of it past the padding
+    never counts. `divisor_override` other than None and data_format 'NHWC' raise
+    NotImplementedError.
     """
+
+    nd = 2
 
     def __init__(
         self,
-        kernel_size: int | tuple[int, int] = 1,
-        stride: int | tuple[int, int] = 1,
-        pad_mode: Literal["valid", "same"] = "valid",
-        padding: Fixed = 0,
-        ceil_mode: Fixed = False,
-        count_include_pad: Fixed = True,
+        kernel_size: Pair = 1,
+        stride: Pair = 1,
+        pad_mode: Literal["valid", "same", "pad"] = "valid",
+        padding: Pair = 0,
+        ceil_mode: bool = False,
+        count_include_pad: bool = True,
         divisor_override: Fixed = None,
         data_format: Fixed = "NCHW",
     ):
-        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, data_format)
-        if not isinstance(count_include_pad, bool):
-            raise TypeError(f"AvgPool2d: count_include_pad must be a bool, got "
-                            f"{count_include_pad!r}")
-        if divisor_override is not None:
-            raise NotImplementedError(f"AvgPool2d: divisor_override={divisor_override!r} is not "
-                                      "supported by this engine (only None)")
-        self.count_include_pad = count_include_pad
+        only_defaults("AvgPool2d", divisor_override=(divisor_override, None),
+                      data_format=(data_format, "NCHW"))
+        super().__init__(kernel_size, stride, pad_mode, padding, ceil_mode, count_include_pad)
 
-    def construct(self, x):
-        self._check(x)
-        return ops.avg_pool2d(x, self.kernel_size, self.stride, self.padding,
-                              count_include_pad=self.count_include_pad, pad_mode=self.pad_mode)
+    def _input(self, x):
+        return _image("AvgPool2d", x)

@@ -1,4 +1,5 @@
-"""1-D and 3-D pooling and adaptive pooling (MindSpore 2.x).
+"""1-D and 3-D pooling and adaptive pooling (MindSpore 2.x); the 2-D window pools in
+`layers_conv` are these same classes with nd = 2.
 
 The window pools take MindSpore's `pad_mode`: 'valid' (no padding), 'same' (output
 ceil(size/stride), an odd pad after; a mean does not count the padding) or 'pad'
@@ -51,6 +52,9 @@ class _PoolNd(Cell):
             raise TypeError(f"{name}: ceil_mode must be a bool, got {ceil_mode!r}")
         self.ceil_mode = ceil_mode
 
+    def _input(self, x):
+        return check_input(type(self).__name__, x, self.nd)
+
     def _pads(self, x, dilation):
         return resolve_pads(self.pad_mode, tuple((p, p) for p in self.padding),
                             x.shape[-self.nd:], self.kernel_size, self.stride, dilation)
@@ -72,7 +76,7 @@ class _MaxPoolNd(_PoolNd):
                              f"got pad_mode {self.pad_mode!r}")
 
     def construct(self, x):
-        x = check_input(type(self).__name__, x, self.nd)
+        x = self._input(x)
         return max_pool_nd(x, self.nd, self.kernel_size, self.stride,
                            self._pads(x, self.dilation), self.dilation, self.ceil_mode,
                            type(self).__name__)  # fmt: skip
@@ -88,7 +92,7 @@ class _AvgPoolNd(_PoolNd):
         self.count_include_pad = count_include_pad
 
     def construct(self, x):
-        x = check_input(type(self).__name__, x, self.nd)
+        x = self._input(x)
         # 'same' sets the output size itself and never counts its padding.
         counted = self.count_include_pad and self.pad_mode == "pad"
         ceil = self.ceil_mode and self.pad_mode != "same"

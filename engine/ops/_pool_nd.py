@@ -112,11 +112,12 @@ def _check_pads(what, pads, kernel) -> None:
                              f"size ({k})")
 
 
-def _tap_slices(kernel, stride, dilation, outs):
+@lru_cache(maxsize=256)
+def _tap_slices(kernel, stride, dilation, outs) -> tuple:
     """One tuple of spatial slices per kernel tap, in row-major tap order."""
     axes = [[slice(t * d, t * d + s * (o - 1) + 1, s) for t in range(k)]
             for k, s, d, o in zip(kernel, stride, dilation, outs, strict=True)]
-    return [(Ellipsis, *combo) for combo in itertools.product(*axes)]
+    return tuple((Ellipsis, *combo) for combo in itertools.product(*axes))
 
 
 def _padded(d: np.ndarray, pads, value) -> np.ndarray:
@@ -152,7 +153,7 @@ def max_pool_nd(x, nd, kernel, stride, pads, dilation=None, ceil_mode=False, wha
     else:
         lowest = np.iinfo(d.dtype).min if d.dtype.kind in "iu" else 0
     xp = _padded(d, full, lowest)
-    parts = _tap_slices(kernel, stride, dilation, [o for o, _, _ in plan])
+    parts = _tap_slices(kernel, stride, dilation, tuple(o for o, _, _ in plan))
     best, arg = max_over_taps(xp, parts, state.recording and x._node is not None)
     if arg is None:
         return wrap(best)
@@ -195,27 +196,41 @@ def avg_pool_nd(x, nd, kernel, stride, pads, ceil_mode=False, count_include_pad=
     plan = window_plan(what, d.shape[-nd:], kernel, stride, pads, ones, ceil_mode)
     full = tuple((lo, hi + extra) for (lo, hi), (_, extra, _) in zip(pads, plan, strict=True))
     xp = _padded(d, full, 0)
-    outs = [o for o, _, _ in plan]
-    parts = _tap_slices(kernel, stride, ones, outs)
+    parts = _tap_slices(kernel, stride, ones, tuple(o for o, _, _ in plan))
     dtype = d.dtype if d.dtype.kind == "f" else np.dtype(np.float32)
     acc = xp[parts[0]].astype(dtype, copy=True)
     for part in parts[1:]:
         acc += xp[part]
-    counts = [_axis_counts(n, lo, hi, extra, k, s, o, bool(count_include_pad))
-              for n, (lo, hi), (o, extra, _), k, s in
-              zip(d.shape[-nd:], pads, plan, kernel, stride, strict=True)]  # fmt: skip
-    divisor = counts[0]
-    for c in counts[1:]:
-        divisor = np.multiply.outer(divisor, c)
-    divisor = divisor.astype(dtype)
-    acc /= divisor
+    divisor = _divisor(d.shape[-nd:], tuple(pads), tuple(plan), kernel, stride,
+                       bool(count_include_pad), dtype.str)
+    if isinstance(divisor, float):  # every window counts alike: one scale
+        acc *= acc.dtype.type(1.0 / divisor)
+    else:
+        acc /= divisor
     saved = (divisor, d.shape[-nd:], xp.shape, full, parts)
     return _finish1(acc, x, _avg_pool_vjp, saved, what)
 
 
+@lru_cache(maxsize=128)
+def _divisor(shape, pads, plan, kernel, stride, count_pad, dtype):
+    """Each window's divisor: a float when all windows count alike, else a read-only array
+    of the output's spatial shape."""
+    counts = [_axis_counts(n, lo, hi, extra, k, s, o, count_pad)
+              for n, (lo, hi), (o, extra, _), k, s in
+              zip(shape, pads, plan, kernel, stride, strict=True)]  # fmt: skip
+    if all(c.min() == c.max() for c in counts):
+        return float(np.prod([c[0] for c in counts]))
+    divisor = counts[0]
+    for c in counts[1:]:
+        divisor = np.multiply.outer(divisor, c)
+    divisor = divisor.astype(dtype)
+    divisor.setflags(write=False)
+    return divisor
+
+
 def _avg_pool_vjp(g, saved, needs):
     divisor, shape, pshape, pads, parts = saved
-    gs = g / divisor
+    gs = g * g.dtype.type(1.0 / divisor) if isinstance(divisor, float) else g / divisor
     gp = np.zeros(pshape, dtype=g.dtype)
     for part in parts:
         gp[part] += gs
