@@ -99,19 +99,6 @@ def conv2d(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str, Sha
     return {"out": (shape[0], c_out, h, w)}
 
 
-def _pool(layer: str) -> Rule:
-    def rule(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str, Shape]:
-        shape = ins["in"]
-        _image(layer, shape)
-        (kh, kw), (sh, sw) = _pair(values["kernel_size"]), _pair(values["stride"])
-        mode = values["pad_mode"]
-        h = _window(layer, shape[2], kh, sh, mode, (0, 0))
-        w = _window(layer, shape[3], kw, sw, mode, (0, 0))
-        return {"out": (*shape[:2], h, w)}
-
-    return rule
-
-
 def _batch_norm(layer: str, ranks: tuple[int, ...], layout: str) -> Rule:
     def rule(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str, Shape]:
         shape, c = ins["in"], values["num_features"]
@@ -237,7 +224,6 @@ def matmul(values: Mapping[str, Any], ins: Mapping[str, Shape]) -> dict[str, Sha
 
 RULES: dict[str, Rule] = {
     "Input": input_rule, "Output": output_rule, "Dense": dense, "Conv2d": conv2d,
-    "MaxPool2d": _pool("MaxPool2d"), "AvgPool2d": _pool("AvgPool2d"),
     "BatchNorm1d": _batch_norm("BatchNorm1d", (2, 3), "(N, {c}) or (N, {c}, L)"),
     "BatchNorm2d": _batch_norm("BatchNorm2d", (4,), "(N, {c}, H, W)"),
     "ReLU": same, "LeakyReLU": same, "Sigmoid": same, "Tanh": same, "GELU": same,

@@ -144,13 +144,15 @@ DEFAULTS: dict[str, dict[str, object]] = {
 }
 
 
-def _pool_tweaks(axes: str, kind: str) -> dict[str, Tweak]:
+def _pool_tweaks(axes: str, kind: str, new_defaults: bool = True) -> dict[str, Tweak]:
     """The window pools' params: a 2-wide, 2-step window by default (a window of 1, the
-    engine's default, changes nothing), and padding & co. only with pad_mode 'pad'."""
+    engine's default, changes nothing), and padding & co. only with pad_mode 'pad'.
+    The 2-D pools keep the defaults their nodes always had (`new_defaults=False`)."""
     fill = "−inf" if kind == "max" else "zeros"
+    window: Tweak = {"default": 2} if new_defaults else {}
     tweaks: dict[str, Tweak] = {
-        "kernel_size": {"default": 2, "description": f"Window size ({axes})."},
-        "stride": {"default": 2, "description": f"Step between windows ({axes})."},
+        "kernel_size": {**window, "description": f"Window size ({axes})."},
+        "stride": {**window, "description": f"Step between windows ({axes})."},
         "pad_mode": {"description": "valid: no padding; same: output ceil(size / stride), an "
                      "odd pad after; pad: padding on both sides."},
         "padding": {"when": {"pad_mode": ("pad",)},
@@ -177,6 +179,8 @@ _ADAPTIVE_2D = {"output_size": {"minimum": 1, "description": "Output height × w
 _PAD = "Padding: one number for all sides, or left, right, top, bottom."
 
 TWEAKS: dict[str, dict[str, Tweak]] = {
+    "MaxPool2d": _pool_tweaks("H × W", "max", new_defaults=False),
+    "AvgPool2d": _pool_tweaks("H × W", "avg", new_defaults=False),
     "MaxPool1d": _pool_tweaks("L", "max"),
     "AvgPool1d": _pool_tweaks("L", "avg"),
     "MaxPool3d": _pool_tweaks("D × H × W", "max"),

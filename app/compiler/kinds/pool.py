@@ -178,6 +178,8 @@ def _pad(layer: str, mode: str) -> Rule:
 
 
 RULES: dict[str, Rule] = {
+    "MaxPool2d": _window_pool("MaxPool2d", 2, "max"),
+    "AvgPool2d": _window_pool("AvgPool2d", 2, "avg"),
     "MaxPool1d": _window_pool("MaxPool1d", 1, "max"),
     "AvgPool1d": _window_pool("AvgPool1d", 1, "avg"),
     "MaxPool3d": _window_pool("MaxPool3d", 3, "max"),

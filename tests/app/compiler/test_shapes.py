@@ -142,7 +142,7 @@ def test_an_error_inside_a_composite_marks_both():
         (lambda g: g.set_param(g.node_named("input1").id, "shape", (784,)),
          "conv2d1", "Conv2d expects (N, 1, H, W) images, gets (N, 784)."),
         (lambda g: g.set_param(g.node_named("maxpool2d2").id, "kernel_size", 20),
-         "maxpool2d2", "MaxPool2d: the window of 20 doesn't fit a size of 12."),
+         "maxpool2d2", "MaxPool2d: the window of 20 doesn't fit (N, 16, 12, 12), whose H is 12."),
         (lambda g: g.set_param(g.node_named("input1").id, "shape", "bad"),
          "input1", "Shape must be a list of sizes"),
         (lambda g: g.add_node(Node("Mystery", "thing")), "thing", "Unknown node type 'Mystery'"),

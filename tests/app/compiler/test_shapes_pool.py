@@ -24,6 +24,17 @@ FITTING = [
     ("MaxPool3d", (2, 4, 5, 6), {"kernel_size": (2, 3, 2), "stride": (1, 2, 2),
                                  "pad_mode": "pad", "padding": (1, 1, 0), "ceil_mode": True}),
     ("AvgPool3d", (2, 4, 5, 7), {"kernel_size": 3, "stride": 2, "pad_mode": "same"}),
+    ("MaxPool2d", (3, 7, 8), {"kernel_size": 3, "stride": 2, "pad_mode": "pad",
+                              "padding": (1, 0), "ceil_mode": True}),
+    ("MaxPool2d", (3, 5, 6), {"kernel_size": 2, "stride": 2, "pad_mode": "pad", "padding": 1,
+                              "ceil_mode": True}),  # no window starting in the padding
+    ("MaxPool2d", (3, 9, 8), {"kernel_size": (3, 2), "stride": (1, 2), "pad_mode": "pad",
+                              "padding": 1, "dilation": (2, 1)}),
+    ("MaxPool2d", (3, 7, 6), {"kernel_size": 3, "stride": 2, "pad_mode": "same"}),
+    ("AvgPool2d", (3, 8, 6), {"kernel_size": 3, "stride": 2, "ceil_mode": True}),
+    ("AvgPool2d", (3, 8, 7), {"kernel_size": (2, 3), "stride": 2, "pad_mode": "pad",
+                              "padding": (1, 1), "ceil_mode": True,
+                              "count_include_pad": False}),
     ("AdaptiveAvgPool1d", (3, 11), {"output_size": 4}),
     ("AdaptiveMaxPool1d", (3, 11), {}),
     ("AdaptiveAvgPool2d", (3, 7, 10), {"output_size": (5, 3)}),
@@ -70,6 +81,18 @@ REFUSED = [
      "AvgPool1d: padding must be 0 unless pad_mode is 'pad' (it is 'valid')."),
     ("MaxPool1d", (2, 9), {"dilation": 2}, "MaxPool1d: dilation and ceil_mode apply only with "
      "pad_mode 'pad' (it is 'valid'); set dilation 1 and ceil_mode off, or choose 'pad'."),
+    ("MaxPool2d", (2, 9, 9), {"kernel_size": 3, "ceil_mode": True}, "MaxPool2d: dilation and "
+     "ceil_mode apply only with pad_mode 'pad' (it is 'valid'); set dilation 1 and ceil_mode "
+     "off, or choose 'pad'."),
+    ("AvgPool2d", (2, 9, 9), {"kernel_size": 3, "padding": (1, 0)},
+     "AvgPool2d: padding must be 0 unless pad_mode is 'pad' (it is 'valid')."),
+    ("MaxPool2d", (2, 9, 9), {"kernel_size": (3, 2), "pad_mode": "pad", "padding": (1, 2)},
+     "MaxPool2d: padding 2 is more than half the kernel size 2; at most 1."),
+    ("AvgPool2d", (2, 9), {"kernel_size": 2}, "AvgPool2d expects (N, C, H, W) input, gets "
+     "(N, 2, 9)."),
+    ("MaxPool2d", (2, 4, 9), {"kernel_size": 3, "stride": 2, "pad_mode": "pad", "padding": 1,
+                              "dilation": 3},
+     "MaxPool2d: the window of 7 doesn't fit (N, 2, 4, 9), whose H is 4 (padded: 6)."),
     ("Upsample", (3, 8, 8), {"scale_factor": None},
      "Upsample: give a size or a scale_factor (both are none)."),
     ("Upsample", (3, 8, 8), {"size": 4},
@@ -105,7 +128,7 @@ def test_each_refusal_says_why(type_name, sample, params, reason):
 
 # The engine also takes unbatched input ((C, D, H, W) for AvgPool3d, (C·r², H, W) for
 # PixelShuffle); a node's input always has the batch axis, so these the rules refuse alone.
-UNBATCHED = {("AvgPool3d", (1, 8, 8)), ("PixelShuffle", (8, 4))}
+UNBATCHED = {("AvgPool3d", (1, 8, 8)), ("PixelShuffle", (8, 4)), ("AvgPool2d", (2, 9))}
 
 
 @pytest.mark.parametrize("type_name, sample, params, reason",
@@ -140,7 +163,8 @@ def test_a_connection_that_does_not_fit_is_refused_with_the_reason():
 
 # ----------------------------------------------------------------------------- catalogue
 
-TYPES = ["MaxPool1d", "AvgPool1d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool1d",
+TYPES = ["MaxPool1d", "AvgPool1d", "MaxPool2d", "AvgPool2d", "MaxPool3d", "AvgPool3d",
+         "AdaptiveAvgPool1d",
          "AdaptiveMaxPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool2d", "Upsample",
          "PixelShuffle", "ZeroPad2d", "ConstantPad2d", "ReflectionPad2d", "ReplicationPad2d"]
 
@@ -172,6 +196,33 @@ def test_the_inspector_shows_only_the_params_that_apply():
     assert shown("AvgPool3d", pad_mode="pad")[-3:] == ["padding", "ceil_mode",
                                                        "count_include_pad"]
     assert shown("AvgPool1d", pad_mode="same") == ["kernel_size", "stride", "pad_mode"]
+
+
+def test_the_2d_pools_show_padding_and_co_only_where_they_apply():
+    window = ["kernel_size", "stride", "pad_mode"]
+    assert shown("MaxPool2d") == window
+    assert shown("MaxPool2d", pad_mode="pad") == [*window, "padding", "dilation", "ceil_mode"]
+    assert shown("AvgPool2d") == [*window, "ceil_mode"]
+    assert shown("AvgPool2d", pad_mode="same") == window
+    assert shown("AvgPool2d", pad_mode="pad") == [*window, "padding", "ceil_mode",
+                                                  "count_include_pad"]
+    assert "pad" in CATALOGUE.get("MaxPool2d").param("pad_mode").choices
+
+
+def test_a_2d_pool_saved_before_padding_existed_builds_as_it_did():
+    # An old project's node holds only these three; the rest take MindSpore's defaults.
+    for type_name in ("MaxPool2d", "AvgPool2d"):
+        node_type = CATALOGUE.get(type_name)
+        values = node_type.values({"kernel_size": 2, "stride": 2, "pad_mode": "valid"})
+        assert values["padding"] == 0 and values["ceil_mode"] is False
+        assert values.get("dilation", 1) == 1 and values.get("count_include_pad", True)
+        cell = node_type.cell(**values)
+        x = np.arange(2 * 16, dtype=np.float32).reshape(1, 2, 4, 4)
+        assert shape_after(type_name, (2, 4, 4), kernel_size=2, stride=2) == (("N", 2, 2, 2),
+                                                                              None)
+        want = x.reshape(1, 2, 2, 2, 2, 2)
+        want = want.max(axis=(3, 5)) if type_name == "MaxPool2d" else want.mean(axis=(3, 5))
+        np.testing.assert_array_equal(cell(Tensor(x)).asnumpy(), want)
 
 
 @pytest.mark.parametrize("type_name, params, summary", [
