@@ -16,7 +16,6 @@ import contextlib
 import math
 import os
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -40,7 +39,7 @@ _SIMPLE = {"ReLU": ("Relu", None), "Sigmoid": ("Sigmoid", None), "Tanh": ("Tanh"
            "LogSoftmax": ("LogSoftmax", "axis"), "Identity": ("Identity", None),
            "Dropout": ("Identity", None)}  # fmt: skip
 _LAYERS = frozenset({*_SIMPLE, "GELU", "Dense", "Conv2d", "BatchNorm1d", "BatchNorm2d",
-                     "MaxPool2d", "AvgPool2d", "Flatten"})
+                     "Flatten"})  # the pools are app.export.kinds.pool's, as the 1-D/3-D
 _BINARY = {"Add": "Add", "Mul": "Mul", "MatMul": "MatMul"}
 _ACTIVATIONS = {nn.ReLU: "ReLU", nn.Sigmoid: "Sigmoid", nn.Tanh: "Tanh", nn.GELU: "GELU",
                 nn.LeakyReLU: "LeakyReLU", nn.Softmax: "Softmax",
@@ -203,8 +202,6 @@ class _Builder:
             return [self._conv(cell, x, shape, path)]
         if node.type in ("BatchNorm1d", "BatchNorm2d"):
             return [self._batch_norm(cell, x, path)]
-        if node.type in ("MaxPool2d", "AvgPool2d"):
-            return [self._pool(cell, node.type, x, shape, path)]
         if node.type == "Flatten":
             return [self._flatten(cell, x, shape, node, path)]
         return [self._activation(cell, node.type, x, path)]
@@ -272,15 +269,6 @@ class _Builder:
         inputs = [x] + [self._param(cell, name, path)
                         for name in ("gamma", "beta", "moving_mean", "moving_variance")]
         return self._op("BatchNormalization", inputs, path, epsilon=float(cell.eps))
-
-    def _pool(self, cell, type_name: str, x: str, shape: tuple, path: str) -> str:
-        pads = _pads(cell.pad_mode, 0, shape, cell.kernel_size, cell.stride)
-        attrs: dict[str, Any] = {"kernel_shape": list(cell.kernel_size),
-                                 "strides": list(cell.stride), "pads": pads}  # fmt: skip
-        if type_name == "AvgPool2d":
-            attrs["count_include_pad"] = 0  # 'same' padding is not counted, as in the engine
-            return self._op("AveragePool", [x], path, **attrs)
-        return self._op("MaxPool", [x], path, **attrs)
 
     def _flatten(self, cell: nn.Flatten, x: str, shape: tuple, node: Node, path: str) -> str:
         rank = len(shape)

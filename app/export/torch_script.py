@@ -26,6 +26,7 @@ from app.compiler import CompiledNetwork, compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
 from app.export import kinds
 from app.export.kinds.common import op_call
+from app.export.kinds.pool import torch_pool
 from app.export.python_script import (
     READ_INPUTS,
     ExportError,
@@ -269,20 +270,8 @@ def _conv(cell, path: str, in_shape) -> tuple[str, str]:
 
 
 def _pool(kind: str, cell, path: str, in_shape) -> tuple[str, str]:
-    t, b, l, r = _pads(cell, path, in_shape)
-    args = [_pair(cell.kernel_size), f"stride={_pair(cell.stride)}"]
-    if t == b and l == r:  # torch pads both sides alike, -inf for max, uncounted for mean
-        if t or l:
-            args.append(f"padding={_pair((t, l))}")
-            if kind == "AvgPool2d":
-                args.append("count_include_pad=False")
-        return f"nn.{kind}({', '.join(args)})", "{}"
-    pad = f"({l}, {r}, {t}, {b})"
-    if kind == "MaxPool2d":
-        return f"nn.MaxPool2d({', '.join(args)})", f"{{m}}(F.pad({{}}, {pad}, value=-torch.inf))"
-    # An uneven 'same' mean: the padded zeros do not count, so divide by the counted share.
-    return (f"nn.AvgPool2d({', '.join(args)})",
-            f"{{m}}(F.pad({{0}}, {pad})) / {{m}}(F.pad(torch.ones_like({{0}}[:1, :1]), {pad}))")
+    # The 2-D pools are written as the 1-D and 3-D ones (padding, dilation, ceil_mode).
+    return torch_pool(kind, cell, path, in_shape)
 
 
 def _split(name: str, compiled: CompiledNetwork) -> tuple[str, str]:

@@ -47,31 +47,35 @@ def _arg(values) -> str:
 # ----------------------------------------------------------------------------- PyTorch
 
 
-def _torch_pool(kind: str) -> TorchLayer:
-    def layer(node: Node, cell, path: str, in_shape) -> tuple[str, str]:
-        pairs = _pairs(cell, path, in_shape)
-        name = f"nn.{node.type}"
-        args = [f"kernel_size={_arg(cell.kernel_size)}", f"stride={_arg(cell.stride)}"]
-        if kind == "max" and any(d != 1 for d in cell.dilation):
-            args.append(f"dilation={_arg(cell.dilation)}")
-        if cell.ceil_mode and cell.pad_mode != "same":
-            args.append("ceil_mode=True")
-        even = all(lo == hi for lo, hi in pairs)
-        if even and any(lo for lo, _ in pairs):
-            args.append(f"padding={_arg(lo for lo, _ in pairs)}")
-            if kind == "avg" and not (cell.count_include_pad and cell.pad_mode == "pad"):
-                args.append("count_include_pad=False")
-        module = f"{name}({', '.join(args)})"
-        if even:
-            return module, "{}"
-        pad = tuple(p for pair in reversed(pairs) for p in pair)  # F.pad: last axis first
-        if kind == "max":
-            return module, f"{{m}}(F.pad({{}}, {pad}, value=-torch.inf))"
-        # An uneven 'same' mean: the padded zeros don't count, so divide by the counted share.
-        return module, (f"{{m}}(F.pad({{0}}, {pad})) / "
-                        f"{{m}}(F.pad(torch.ones_like({{0}}[:1, :1]), {pad}))")
+def torch_pool(type_name: str, cell, path: str, in_shape) -> tuple[str, str]:
+    """The torch module and call of a window pool ('MaxPool2d', …): the PyTorch export's
+    2-D pools come here too."""
+    kind = "max" if type_name.startswith("Max") else "avg"
+    pairs = _pairs(cell, path, in_shape)
+    name = f"nn.{type_name}"
+    args = [f"kernel_size={_arg(cell.kernel_size)}", f"stride={_arg(cell.stride)}"]
+    if kind == "max" and any(d != 1 for d in cell.dilation):
+        args.append(f"dilation={_arg(cell.dilation)}")
+    if cell.ceil_mode and cell.pad_mode != "same":
+        args.append("ceil_mode=True")
+    even = all(lo == hi for lo, hi in pairs)
+    if even and any(lo for lo, _ in pairs):
+        args.append(f"padding={_arg(lo for lo, _ in pairs)}")
+        if kind == "avg" and not (cell.count_include_pad and cell.pad_mode == "pad"):
+            args.append("count_include_pad=False")
+    module = f"{name}({', '.join(args)})"
+    if even:
+        return module, "{}"
+    pad = tuple(p for pair in reversed(pairs) for p in pair)  # F.pad: last axis first
+    if kind == "max":
+        return module, f"{{m}}(F.pad({{}}, {pad}, value=-torch.inf))"
+    # An uneven 'same' mean: the padded zeros don't count, so divide by the counted share.
+    return module, (f"{{m}}(F.pad({{0}}, {pad})) / "
+                    f"{{m}}(F.pad(torch.ones_like({{0}}[:1, :1]), {pad}))")
 
-    return layer
+
+def _torch_pool(node: Node, cell, path: str, in_shape) -> tuple[str, str]:
+    return torch_pool(node.type, cell, path, in_shape)
 
 
 def _torch_adaptive(node: Node, cell, path: str, in_shape) -> tuple[str, str]:
@@ -95,8 +99,8 @@ def _torch_pad(node: Node, cell, path: str, in_shape) -> tuple[str, str]:
 
 
 TORCH: dict[str, TorchLayer] = {
-    "MaxPool1d": _torch_pool("max"), "MaxPool3d": _torch_pool("max"),
-    "AvgPool1d": _torch_pool("avg"), "AvgPool3d": _torch_pool("avg"),
+    **dict.fromkeys(("MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d",
+                     "AvgPool3d"), _torch_pool),
     **dict.fromkeys(("AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveMaxPool1d",
                      "AdaptiveMaxPool2d"), _torch_adaptive),
     "Upsample": _torch_upsample,
@@ -237,8 +241,9 @@ def _onnx_pad(w, node: Node, cell, args: list[Value], path: str) -> list[str]:
 
 
 ONNX: dict[str, OnnxRule] = {
-    "MaxPool1d": _onnx_pool("max"), "MaxPool3d": _onnx_pool("max"),
-    "AvgPool1d": _onnx_pool("avg"), "AvgPool3d": _onnx_pool("avg"),
+    "MaxPool1d": _onnx_pool("max"), "MaxPool2d": _onnx_pool("max"),
+    "MaxPool3d": _onnx_pool("max"), "AvgPool1d": _onnx_pool("avg"),
+    "AvgPool2d": _onnx_pool("avg"), "AvgPool3d": _onnx_pool("avg"),
     "AdaptiveAvgPool1d": _onnx_adaptive("AveragePool"),
     "AdaptiveAvgPool2d": _onnx_adaptive("AveragePool"),
     "AdaptiveMaxPool1d": _onnx_adaptive("MaxPool"),

@@ -43,6 +43,24 @@ CASES = [
       "dilation": (1, 1, 2)}, {"MaxPool"}),
     ("avg3d_same", (2, 4, 5, 7), "AvgPool3d", {"kernel_size": 3, "stride": 2,
                                                "pad_mode": "same"}, {"AveragePool"}),
+    ("max2d_pad_ceil", (3, 7, 8), "MaxPool2d",
+     {"kernel_size": 3, "stride": 2, "pad_mode": "pad", "padding": (1, 0), "ceil_mode": True},
+     {"MaxPool"}),
+    ("max2d_dilated", (3, 9, 8), "MaxPool2d",
+     {"kernel_size": (3, 2), "stride": (1, 2), "pad_mode": "pad", "padding": 1,
+      "dilation": (2, 1)}, {"MaxPool"}),
+    ("max2d_same_uneven", (3, 7, 6), "MaxPool2d", {"kernel_size": 2, "stride": 1,
+                                                   "pad_mode": "same"}, {"MaxPool"}),
+    ("avg2d_pad_ceil_counted", (3, 8, 8), "AvgPool2d",
+     {"kernel_size": 3, "stride": 2, "pad_mode": "pad", "padding": 1, "ceil_mode": True},
+     {"AveragePool"}),
+    ("avg2d_pad_ceil_uncounted", (3, 9, 7), "AvgPool2d",
+     {"kernel_size": (2, 3), "stride": 2, "pad_mode": "pad", "padding": 1, "ceil_mode": True,
+      "count_include_pad": False}, {"AveragePool"}),
+    ("avg2d_valid_ceil", (3, 8, 6), "AvgPool2d", {"kernel_size": 3, "stride": 2,
+                                                  "ceil_mode": True}, {"AveragePool"}),
+    ("avg2d_same_uneven", (3, 7, 7), "AvgPool2d", {"kernel_size": 2, "stride": 2,
+                                                   "pad_mode": "same"}, {"AveragePool"}),
     ("global_avg", (3, 5, 7), "AdaptiveAvgPool2d", {"output_size": 1}, {"GlobalAveragePool"}),
     ("global_max_1d", (3, 9), "AdaptiveMaxPool1d", {"output_size": 1}, {"GlobalMaxPool"}),
     ("adaptive_max_even", (3, 6, 4), "AdaptiveMaxPool2d", {"output_size": (3, 2)},
@@ -141,6 +159,12 @@ def test_the_torch_modules_read_as_torch_users_write_them():
         "nn.AvgPool1d(kernel_size=3, stride=1, padding=1)"
     assert torch_layer((3, 5, 5), "AdaptiveAvgPool2d", {"output_size": 1})[0] == \
         "nn.AdaptiveAvgPool2d(1)"
+    assert torch_layer((3, 7, 8), "MaxPool2d", {"kernel_size": 3, "stride": 2, "pad_mode": "pad",
+                                                "padding": (1, 0), "ceil_mode": True}) == \
+        ("nn.MaxPool2d(kernel_size=3, stride=2, ceil_mode=True, padding=(1, 0))", "{}")
+    assert torch_layer((3, 8, 8), "AvgPool2d", {"kernel_size": 3, "stride": 2, "pad_mode": "pad",
+                                                "padding": 1, "count_include_pad": False}) == \
+        ("nn.AvgPool2d(kernel_size=3, stride=2, padding=1, count_include_pad=False)", "{}")
 
 
 def test_nearest_resize_is_used_only_where_it_reads_the_engines_pixels():
