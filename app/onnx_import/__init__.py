@@ -1,0 +1,1 @@
+"""Import an ONNX model as a Cellwright project (headless); layout and grouping come first."""
