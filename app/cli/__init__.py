@@ -80,6 +80,61 @@ def build_parser() -> argparse.ArgumentParser:
                          help="a PyTorch script to write (FILE.npz gets the weights)")  # fmt: skip
     formats.add_argument("--onnx", metavar="FILE", help="the ONNX model to write")
     export.set_defaults(run=_run("app.cli.export"))
+
+    imported = commands.add_parser(
+        "import",
+        help="import an ONNX model as a new project",
+        description="Build a project from an ONNX model: its inputs become Input nodes (the "
+        "first axis is the batch), its outputs Output nodes with no loss, its weights the "
+        "Parameters of the nodes using them. Repeated blocks are grouped into composites. "
+        "A model with ops Cellwright can't express is refused whole, and nothing is written.",
+    )
+    imported.add_argument("model", metavar="MODEL.onnx", help="the ONNX model to import")
+    imported.add_argument("--out", required=True, metavar="PROJECT.cwproj",
+                          help="the project file to write")  # fmt: skip
+    imported.add_argument("--shape", action="append", metavar="NAME=D1,D2,…",
+                          help="the sample shape of an input whose axes the model leaves "
+                          "open (batch axis left out; repeat per input)")  # fmt: skip
+    imported.add_argument("--flat", action="store_true",
+                          help="don't group repeated blocks into composites")  # fmt: skip
+    imported.add_argument("--force", action="store_true", help="replace --out if it exists")
+    imported.set_defaults(run=_run("app.cli.import_model"))
+
+    predict = commands.add_parser(
+        "predict",
+        help="run the network on arrays from .npy files and save its outputs",
+        description="Run the project's network in predict mode (Dropout off, BatchNorm "
+        "moving statistics) on one .npy file per Input node, in the order `cellwright info` "
+        "lists them, and save one .npy file per Output node, or all outputs in one .npz "
+        "under the Output nodes' names. Big batches run in chunks.",
+    )
+    predict.add_argument("project", metavar="PROJECT", help="a .cwproj file")
+    predict.add_argument("--input", action="append", required=True, metavar="X.npy",
+                         help="a batch for the next Input node (repeat, in order)")  # fmt: skip
+    predict.add_argument("--output", action="append", required=True, metavar="Y.npy",
+                         help="the file for the next Output node (repeat, in order), or one "
+                         ".npz for all outputs")  # fmt: skip
+    predict.add_argument("--batch-size", type=_positive_int, metavar="B",
+                         help="samples run at a time (default 256)")  # fmt: skip
+    predict.add_argument("--trust", action="store_true",
+                         help="run the project's custom Cell code (otherwise it is not run)")
+    predict.set_defaults(run=_run("app.cli.predict"))
+
+    weights = commands.add_parser(
+        "import-weights",
+        help="put weights trained elsewhere (.npz or a PyTorch state_dict) into a project",
+        description="Read an .npz, or a PyTorch state_dict file (torch.save, read with "
+        "weights_only=True), whose names are those the PyTorch export writes, and save the "
+        "project with those weights to --out. Every Parameter must be there with its shape; "
+        "otherwise the problems are listed and nothing is written.",
+    )
+    weights.add_argument("project", metavar="PROJECT", help="a .cwproj file")
+    weights.add_argument("weights", metavar="WEIGHTS", help="an .npz, .pt or .pth file")
+    weights.add_argument("--out", required=True, metavar="FILE",
+                         help="the project file to write (may be PROJECT itself)")  # fmt: skip
+    weights.add_argument("--trust", action="store_true",
+                         help="run the project's custom Cell code (otherwise it is not run)")
+    weights.set_defaults(run=_run("app.cli.import_weights"))
     return parser
 
 

@@ -12,6 +12,7 @@ from app.catalogue import CATALOGUE, CatalogueError
 from app.catalogue.custom_cells import trust_if_asked
 from app.cli import EXIT_OK, fail, say, warn
 from app.compiler import CompileError, compile_project, infer_shapes
+from app.compiler.network_io import input_nodes, output_nodes
 from app.compiler.rules import text as shape_text
 from app.datasets.loading import KINDS
 from app.document import COMPOSITE, Graph, Project
@@ -43,6 +44,7 @@ def _run(args: argparse.Namespace) -> int:
         problem = f"{path.name}: {exc}"
     report = compiled.report if compiled is not None else infer_shapes(project.graph)
     lines += network_lines(project.graph, report)
+    lines += ["", *boundary_lines(project.graph, report)]
     if compiled is not None:
         lines += ["", *parameter_lines(compiled)]
     lines += ["", *training_lines(project)]
@@ -77,6 +79,26 @@ def network_lines(graph: Graph, report, indent: str = "  ") -> list[str]:
         lines.append((line + f"{summary:<{summary_width}}  {shape}").rstrip() + error)
         if node.subgraph is not None:
             lines += network_lines(node.subgraph, report, indent + "    ")
+    return lines
+
+
+def boundary_lines(graph: Graph, report) -> list[str]:
+    """The Input and Output nodes in the order the network takes and gives them (the order
+    of `cellwright predict`'s --input and --output files), with their shapes."""
+    lines = ["Inputs and outputs (in the order predict takes them):"]
+    inputs, outputs = input_nodes(graph), output_nodes(graph)
+    width = max((len(n.name) for n in inputs + outputs), default=0)
+    for node in inputs:
+        try:
+            dtype = CATALOGUE.get("Input").values(node.params)["dtype"]
+        except (CatalogueError, ValueError):
+            dtype = "(unknown dtype)"
+        lines.append(f"  input   {node.name:<{width}}  {shape_text(report.shape(node.id) or ())}"
+                     f" {dtype}")  # fmt: skip
+    for node in outputs:
+        edge = graph.edge_into(node.id, "in")
+        shape = report.shape(edge.src_node, edge.src_port)
+        lines.append(f"  output  {node.name:<{width}}  {shape_text(shape) if shape else '?'}")
     return lines
 
 

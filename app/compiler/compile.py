@@ -12,6 +12,7 @@ from app.catalogue import CATALOGUE, LOSSES, NO_LOSS, Catalogue
 from app.catalogue.schema import read_params
 from app.compiler import cells, kinds
 from app.compiler.cells import BackwardHooks, GraphCell, Step
+from app.compiler.network_io import input_nodes
 from app.compiler.shapes import INSIDE, ShapeReport, infer_shapes
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
 from engine import nn
@@ -206,8 +207,8 @@ def compile_project(project: Project, *, catalogue: Catalogue = CATALOGUE) -> Co
     problems: dict[str | None, str] = {
         nid: reason for nid, reason in report.errors.items() if report.error_kinds[nid] != INSIDE
     }
-    sources = [n for n in graph.nodes.values() if n.type == "Input"]
-    sinks = [n for n in graph.nodes.values() if n.type == "Output"]
+    sources = input_nodes(graph)
+    sinks = [n for n in graph.nodes.values() if n.type == "Output"]  # connected or not
     if not sources:
         problems[None] = "There is no Input node: add one to feed the network."
     elif not sinks:
