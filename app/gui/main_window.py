@@ -18,7 +18,7 @@ from PySide6.QtGui import QAction, QCloseEvent, QKeySequence, QPalette
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMenu, QMessageBox, QWidget
 
 from app import __version__
-from app.gui import project_files
+from app.gui import imports, project_files
 from app.gui.autosave import INTERVAL_KEY, Autosave, interval_setting
 from app.gui.boundary import BoundaryPlot
 from app.gui.custom_cells import CustomCellController
@@ -105,6 +105,7 @@ class MainWindow(QMainWindow):
         self.predict = PredictController(shell, projects, sessions, self.boundary)
         self.autosave = Autosave(shell, projects, sessions, settings)  # recovery copies
         self.exports = ExportController(shell, projects, editor, settings)  # File → Export
+        self.import_menu = imports.add_import_menu(self)  # File → Import: ONNX, weights
         self.custom_cells = CustomCellController(  # the code dock and the trust prompt
             shell, projects, sessions, editor, settings)
         edit_menu = self.shell.menu("edit_menu")

@@ -46,7 +46,7 @@ def test_window_has_four_docks_five_menus_and_a_canvas_area(window):
     file_menu = window.findChild(QMenu, "file_menu")
     items = [a.text().replace("&", "") for a in file_menu.actions() if not a.isSeparator()]
     assert items == ["New", "Open…", "Open Recent", "Open Example", "Close", "Save", "Save As…",
-                     "Export", "Quit"]
+                     "Import", "Export", "Quit"]
     assert window.windowTitle() == "Cellwright — Untitled[*]"
 
 
