@@ -85,6 +85,7 @@ def place(graph: Graph, size: Size = node_size) -> dict[str, tuple[float, float]
     _order_columns(columns, *links, layer)
     real = [[n for n in members if n in nodes] for members in columns]
     row = _rows(real, preds, succs, _main_path(order, nodes, succs))
+    _clear_skips(row, layer, preds, succs)
     sizes = {nid: size(nodes[nid]) for nid in order}
     xs, x = [], 0.0
     for members in real:
@@ -278,6 +279,28 @@ def _rows(columns, preds, succs, spine) -> dict[str, int]:
             for nid, r in zip(members, _increasing(_fill(wanted), weights), strict=True):
                 row[nid] = r
     return row
+
+
+def _clear_skips(row: dict[str, int], layer: dict[str, int], preds, succs) -> None:
+    """An edge along a row over nodes on that row would be drawn through them (a ResNet
+    block's identity shortcut through its convolutions): the nodes in the columns it spans
+    move one row aside, with whatever lies beyond them, so the edge runs clear of them. They
+    go to the side of the port they enter the edge's end by, so nothing crosses there."""
+    for _ in range(4 * len(row)):
+        taken = {(layer[n], row[n]) for n in row}
+        found = next(((u, v, at) for u in row for v, at in succs[u]
+                      if row[v] == row[u] and layer[v] - layer[u] > 1
+                      and any((c, row[u]) in taken for c in range(layer[u] + 1, layer[v]))),
+                     None)  # fmt: skip
+        if found is None:
+            return
+        u, v, at = found
+        first, last, level = layer[u], layer[v], row[u]
+        inside = [o for n, o in preds[v] if n != u and first < layer[n] < last]
+        step = -1 if inside and min(inside) < at else 1  # they enter above the edge: go up
+        for nid in row:
+            if first < layer[nid] < last and (row[nid] - level) * step >= 0:
+                row[nid] += step
 
 
 def _median(values: list[int]) -> float:

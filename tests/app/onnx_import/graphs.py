@@ -39,6 +39,27 @@ def crossings(graph: Graph) -> int:
     return count
 
 
+def through_nodes(graph: Graph) -> list[tuple[str, str]]:
+    """(edge's source, node) for each edge whose straight line passes through another node's
+    box: drawn so, it would look connected to that node."""
+    found = []
+    for e in graph.edges.values():
+        (x1, y1), (x2, y2) = (port_point(graph, e.src_node, e.src_port, True),
+                              port_point(graph, e.dst_node, e.dst_port, False))  # fmt: skip
+        for node in graph.nodes.values():
+            if node.id in (e.src_node, e.dst_node):
+                continue
+            (x, y), (w, h) = node.position, node_size(node)
+            if not (x1 < x + w and x < x2):
+                continue
+            # the line's height at the box's left and right edges (clipped to the segment)
+            ys = [y1 + (y2 - y1) * (min(max(t, x1), x2) - x1) / (x2 - x1 or 1.0)
+                  for t in (x, x + w)]  # fmt: skip
+            if min(ys) < y + h and max(ys) > y:
+                found.append((graph.node(e.src_node).name, node.name))
+    return found
+
+
 def overlaps(graph: Graph) -> list[tuple[str, str]]:
     """Pairs of nodes whose boxes overlap (sweeping left to right)."""
     boxes = sorted((*n.position, *node_size(n), n.name) for n in graph.nodes.values())

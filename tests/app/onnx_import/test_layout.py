@@ -17,6 +17,7 @@ from tests.app.onnx_import.graphs import (
     link,
     overlaps,
     resnet,
+    through_nodes,
 )
 
 
@@ -59,16 +60,21 @@ def test_each_node_sits_one_column_right_of_its_longest_feed():
     assert column[short[0].name] == 1
 
 
-def test_a_residual_network_keeps_its_main_path_on_one_row():
+def test_a_residual_network_reads_left_to_right_with_its_shortcuts_clear():
     graph = resnet(stages=(2, 2, 2))
     layout(graph)
     shortcut = set()
     for node in graph.nodes.values():  # the strided 1×1 convs and their BatchNorms
         if node.type == "Conv2d" and node.params["kernel_size"] == 1:
             shortcut |= {node.id, graph.edges_from(node.id)[0].dst_node}
-    rows = {n.position[1] for n in graph.nodes.values() if n.id not in shortcut}
-    assert rows == {0.0}
+    # The Adds and the ReLUs between blocks keep row 0; an identity shortcut runs along it,
+    # its block's convolutions a row aside; a strided block keeps its convolutions on row 0
+    # and its shortcut's 1×1 convolution a row aside.
+    joints = [n for n in graph.nodes.values() if n.type in ("Add", "Input", "Output")]
+    assert {n.position[1] for n in joints} == {0.0}
     assert len(shortcut) == 4 and all(graph.node(i).position[1] != 0.0 for i in shortcut)
+    level = {n.name for n in graph.nodes.values() if n.position[1] == 0.0}
+    assert [(a, b) for a, b in through_nodes(graph) if a in level] == []  # shortcuts clear
     assert crossings(graph) == 0
     assert not overlaps(graph)
     assert left_to_right(graph)
