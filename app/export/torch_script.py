@@ -1,8 +1,10 @@
 """Export a project as a readable PyTorch script: one `torch.nn.Module` per graph and composite.
 
-The script rebuilds the network with `torch.nn` layers, so it trains anywhere PyTorch does
-(torch.distributed, DDP), and loads the trained weights from an `.npz` written beside it
-under torch's state_dict names. Exporting needs no torch: only the script imports it.
+The script rebuilds the network with `torch.nn` layers and loads the trained weights from
+an `.npz` written beside it under torch's state_dict names. Its `--train` trains it as the
+project does, in one process or under torchrun with DistributedDataParallel (see
+app.export.torch_train); a built-in data set is written beside it for that as
+`NAME.data.npz`. Exporting needs no torch: only the script imports it.
 
 What changes on the way: MindSpore's layouts are torch's (Dense weight (out, in), Conv2d
 (out, in/groups, kh, kw)); BatchNorm's `momentum` becomes 1 - momentum (torch weighs the
@@ -21,14 +23,13 @@ from pathlib import Path
 import numpy as np
 
 from app import __version__
-from app.catalogue import CATALOGUE, Catalogue
+from app.catalogue import CATALOGUE, LOSSES, Catalogue
 from app.compiler import CompiledNetwork, compile_project
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
-from app.export import kinds
+from app.export import kinds, torch_train
 from app.export.kinds.common import op_call
 from app.export.kinds.pool import torch_pool
 from app.export.python_script import (
-    READ_INPUTS,
     ExportError,
     _class_name,
     _plain,
@@ -43,7 +44,7 @@ from engine.ops._conv import same_pads
 # Names the generated code uses itself; a variable called like this gets a trailing underscore.
 _TAKEN = frozenset({"self", "torch", "nn", "F", "np", "argparse", "Path", "WEIGHTS", "main",
                     "load_network", "load_weights", "make_loss", "INPUT_SHAPES",
-                    "INPUT_DTYPES", "FROZEN"})  # fmt: skip
+                    "INPUT_DTYPES", "FROZEN"}) | torch_train.NAMES  # fmt: skip
 _INPUTS, _OUTPUTS = ("Input", SUBGRAPH_INPUT), ("Output", SUBGRAPH_OUTPUT)
 # Dense's `activation` names as torch calls on the layer's result.
 _ACTIVATIONS = {"relu": "torch.relu({})", "sigmoid": "torch.sigmoid({})",
@@ -86,15 +87,22 @@ def export_torch(project: Project, path: str | os.PathLike[str], *,
     # GroupNorm's gamma and beta with affine off); names of torch buffers are harmless here.
     frozen = [_torch_name(name, writer.types, compiled)
               for name, param in compiled.parameters().items() if not param.requires_grad]
-    text = _script(project, compiled, writer, class_name, script, frozen)
+    data, why_not = torch_train.built_in_data(project)
+    if why_not:
+        writer.left_out.append(why_not)
+    data_file = script.with_suffix(".data.npz") if data is not None else None
+    text = _script(project, compiled, writer, class_name, script, frozen, data_file)
     compile(text, str(script), "exec")  # a bug here must never reach the user's disk
     weights = script.with_suffix(".npz")
     try:
         _write_weights(weights, state)
+        if data_file is not None:  # the built-in data set, for the script's --train
+            _write_weights(data_file, data)
         _write_text(script, text)
     except OSError as exc:
         raise ExportError(f"Could not write {exc.filename or script}: {exc.strerror}.") from None
-    return ExportReport([script, weights], writer.left_out)
+    return ExportReport([script, weights, *([data_file] if data_file else [])],
+                        writer.left_out)
 
 
 class _Writer:
@@ -325,8 +333,18 @@ def _write_weights(path: Path, state: dict[str, np.ndarray]) -> None:
         raise
 
 
-def _loss_code(compiled: CompiledNetwork) -> str | None:
-    loss = compiled.loss_fn
+def _project_loss(project: Project, compiled: CompiledNetwork):
+    """The loss the project trains with: its `loss` setting if any (made as the session
+    makes it), else the Output node's."""
+    name = project.training.get("loss")
+    if not isinstance(name, str) or name not in LOSSES:
+        return compiled.loss_fn
+    if name == "SoftmaxCrossEntropyWithLogits":
+        return LOSSES[name](sparse=True, reduction="mean")
+    return LOSSES[name](reduction="mean") if name == "SmoothL1Loss" else LOSSES[name]()
+
+
+def _loss_code(loss) -> str | None:
     if loss is None:
         return None
     kind = type(loss).__name__
@@ -356,6 +374,12 @@ def _loss_code(compiled: CompiledNetwork) -> str | None:
     return f"nn.{kind}({', '.join(args)})"
 
 
+def _outputs(graph: Graph) -> int:
+    """How many results the network's forward returns (its connected Output nodes)."""
+    return sum(1 for node in graph.nodes.values()
+               if node.type == "Output" and graph.edge_into(node.id, "in") is not None)
+
+
 def _variable(name: str, variables: dict) -> str:
     taken = set(variables.values())
     if keyword.iskeyword(name) or name in _TAKEN:
@@ -368,15 +392,21 @@ def _variable(name: str, variables: dict) -> str:
 
 
 def _script(project: Project, compiled: CompiledNetwork, writer: _Writer, class_name: str,
-            script: Path, frozen: list[str]) -> str:  # fmt: skip
+            script: Path, frozen: list[str], data_file: Path | None) -> str:  # fmt: skip
     shapes = {name: tuple(shape[1:]) for name, shape in
               zip(compiled.input_names, compiled.input_shapes, strict=True)}  # fmt: skip
     dtypes = dict(zip(compiled.input_names, compiled.input_dtypes, strict=True))
-    loss = _loss_code(compiled)
-    if loss is None and compiled.loss_fn is not None:
-        writer.left_out.append(f"the loss ({type(compiled.loss_fn).__name__} with weights)")
+    loss_fn = _project_loss(project, compiled)
+    loss = _loss_code(loss_fn)
+    if loss is None and loss_fn is not None:
+        writer.left_out.append(f"the loss ({type(loss_fn).__name__} with weights)")
     names = {name: _torch_name(name, writer.types, compiled) for name in compiled.trainable}
     training, left_out = torch_training_code(project.training, names)
+    writer.left_out += left_out
+    constants, data, left_out = torch_train.train_code(
+        project, inputs=len(compiled.input_names), outputs=_outputs(project.graph),
+        loss=type(loss_fn).__name__ if loss else None, trains="def make_optimizer" in training,
+        data_name=data_file and data_file.name)  # fmt: skip
     writer.left_out += left_out
     index_labels = loss and ("CrossEntropy" in loss or "NLLLoss" in loss)
     labels = " (class labels as int64)" if index_labels else ""
@@ -386,7 +416,9 @@ def _script(project: Project, compiled: CompiledNetwork, writer: _Writer, class_
         title=_plain(project.name), version=__version__, script=_plain(script.name),
         weights=_plain(script.with_suffix(".npz").name), classes="\n\n\n".join(writer.classes),
         class_name=class_name, shapes=repr(shapes), dtypes=repr(dtypes), frozen=repr(frozen),
-        loss="\n".join(loss_lines), read_inputs=READ_INPUTS, training=training,
+        loss="\n".join(loss_lines), main=torch_train.MAIN, training=training,
+        constants=constants, data=_plain(data),
+        trained=_plain(script.with_suffix(".trained.npz").name),
     )  # fmt: skip
 
 
@@ -394,15 +426,27 @@ TEMPLATE = '''\
 """{title}: a network exported from Cellwright {version} as PyTorch modules.
 
 Loads its trained weights from {weights}, next to this file (NumPy arrays under the
-state_dict's names). Train it as any torch.nn.Module, e.g. wrapped in
-torch.nn.parallel.DistributedDataParallel. BatchNorm momentum is torch's (1 - MindSpore's).
+state_dict's names). BatchNorm momentum is torch's (1 - MindSpore's).
 
     python {script}
         prints the outputs for a few random inputs;
     python {script} INPUT.npy -o OUTPUT.npy
-        runs the network on your inputs (one .npy file per input) and saves the outputs.
+        runs the network on your inputs (one .npy file per input) and saves the outputs;
+    python {script} --train {data} --steps 100 [--batch-size B] [--out W.npz] [--seed S]
+        trains it as the project does (its optimizer, learning-rate schedule, loss, clipping
+        and batch size) on a .csv or .npz data file read as the project reads it, and writes
+        the weights to W.npz (default: {trained}); run it with --weights W.npz;
+    torchrun --standalone --nproc_per_node 2 {script} --train {data} --steps 100
+        trains the same in 2 processes (gloo backend, CPUs): DistributedDataParallel, each
+        process taking its share of every batch of B samples (B: a multiple of 2).
 
-To train it as the project does (make_optimizer, make_scheduler, clip_gradients):
+Training takes full batches of B samples in the app's order (per epoch, a permutation
+drawn from the seed and the epoch) from every sample of the file. Under torchrun the
+BatchNorm layers normalise over the whole batch of B (SyncedBatchNorm), so the weights
+equal a single process's with the same B and seed; Dropout draws its masks per process,
+so a network with Dropout trains alike but not to the same numbers.
+
+To train it in your own loop (make_optimizer, make_scheduler, make_loss, clip_gradients):
 
     net = load_network().train(); optimizer = make_optimizer(net)
     scheduler = make_scheduler(optimizer, len(loader))
@@ -412,20 +456,26 @@ To train it as the project does (make_optimizer, make_scheduler, clip_gradients)
 """
 
 import argparse
+import csv
+import gc
+import os
 from pathlib import Path
 
 import numpy as np
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 
 WEIGHTS = Path(__file__).with_suffix(".npz")
+TRAINED = WEIGHTS.with_suffix(".trained.npz")
 # One sample's shape (without the batch axis) and number type, per input.
 INPUT_SHAPES = {shapes}
 INPUT_DTYPES = {dtypes}
 # Parameters the project keeps frozen (requires_grad off).
 FROZEN = {frozen}
-
+{constants}
 
 {classes}
 
@@ -445,9 +495,9 @@ def load_network(weights=WEIGHTS):
     return load_weights({class_name}(), weights).eval()
 
 
-{read_inputs}    inputs = [torch.from_numpy(np.asarray(x, dtype=dtype))
+{main}    inputs = [torch.from_numpy(np.asarray(x, dtype=dtype))
               for x, dtype in zip(arrays, INPUT_DTYPES.values())]
-    net = load_network()
+    net = load_network(args.weights)
     with torch.no_grad():
         outputs = net(*inputs)
     if args.output is None:

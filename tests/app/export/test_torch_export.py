@@ -51,7 +51,8 @@ def torch_predict(net, *inputs: np.ndarray) -> np.ndarray:
 def test_every_example_predicts_as_the_engine(tmp_path, name):
     project = load_project(EXAMPLES / f"{name}.cwproj")
     report = export_torch(project, tmp_path / f"{name}.py")
-    assert report.written == [tmp_path / f"{name}.py", tmp_path / f"{name}.npz"]
+    assert report.written == [tmp_path / f"{name}.py", tmp_path / f"{name}.npz",
+                              tmp_path / f"{name}.data.npz"]  # built-in data, for --train
     text = report.written[0].read_text()
     assert "import engine" not in text and "from app" not in text
     module = load_script(report.written[0])
@@ -213,7 +214,7 @@ def test_exported_files_follow_the_umask(tmp_path, mask, mode):
         os.umask(old)
     assert isinstance(python_report, ExportReport)
     files = [*torch_report.written, *python_report.written]
-    assert [p.name for p in files] == ["t.py", "t.npz", "p.py", "p.npz"]
+    assert [p.name for p in files] == ["t.py", "t.npz", "t.data.npz", "p.py", "p.npz"]
     assert {p: oct(p.stat().st_mode & 0o777) for p in files} == {p: oct(mode) for p in files}
 
 
