@@ -12,7 +12,7 @@ from app.catalogue import CATALOGUE, CatalogueError
 from app.catalogue.custom_cells import trust_if_asked
 from app.cli import EXIT_OK, fail, say, warn
 from app.compiler import CompileError, compile_project, infer_shapes
-from app.compiler.network_io import input_nodes, output_nodes
+from app.compiler.network_io import input_nodes, output_nodes, trained_output
 from app.compiler.rules import text as shape_text
 from app.datasets.loading import KINDS
 from app.document import COMPOSITE, Graph, Project
@@ -188,10 +188,10 @@ def progress_lines(saved) -> list[str]:
 
 
 def _output_loss(graph: Graph) -> str:
-    for node in graph.nodes.values():
-        if node.type == "Output":
-            return f"{node.params.get('loss', 'none')} (Output node)"
-    return "none (there is no Output node)"
+    node = trained_output(graph)  # with several Output nodes, the one trained
+    if node is None:
+        return "none (there is no Output node)"
+    return f"{node.params.get('loss', 'none')} (Output node '{node.name}')"
 
 
 def _options(options) -> str:

@@ -172,6 +172,7 @@ def predict_chunks(network, inputs: Sequence[np.ndarray], dtypes: Sequence[str],
                    ) -> Iterator[tuple[int, list[np.ndarray]]]:  # fmt: skip
     """(first row, outputs) per chunk of `batch_size` rows, in predict mode, no gradients."""
     network.set_train(False)
+    network.pick = None  # every Output node's result, not only the trained one's
     rows = len(inputs[0])
     for start in range(0, rows, batch_size):
         stop = min(start + batch_size, rows)

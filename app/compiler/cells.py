@@ -156,7 +156,8 @@ class GraphCell(nn.Cell):
     `inputs` are the value keys its arguments fill (node id, port), `outputs` the
     (value key, edge id) pairs it returns (one value, or a tuple for several). Values
     crossing an edge pass through `hooks.apply(edge_id, ...)`, so a backward hook can be
-    set on any edge later.
+    set on any edge later. A network with several Output nodes gives only output `pick`
+    (the one training fits) unless `pick` is None: then all of them, as a tuple.
     """
 
     def __init__(self, hooks: BackwardHooks, steps: Sequence[Step],
@@ -169,6 +170,7 @@ class GraphCell(nn.Cell):
         self._inputs = tuple(inputs)
         self._outputs = tuple(outputs)
         self._definition = definition
+        self.pick: int | None = None
 
     def construct(self, *args):
         if len(args) != len(self._inputs):
@@ -190,6 +192,8 @@ class GraphCell(nn.Cell):
             else:
                 values.update(zip(step.outputs, out, strict=True))
         result = self._along(self._outputs, values, hooks)
+        if self.pick is not None and len(result) > 1:
+            return result[self.pick]
         return result[0] if len(result) == 1 else tuple(result)
 
     @staticmethod

@@ -12,7 +12,7 @@ from app.catalogue import CATALOGUE, LOSSES, NO_LOSS, Catalogue
 from app.catalogue.schema import read_params
 from app.compiler import cells, kinds
 from app.compiler.cells import BackwardHooks, GraphCell, Step
-from app.compiler.network_io import input_nodes
+from app.compiler.network_io import input_nodes, output_nodes, trained_output
 from app.compiler.shapes import INSIDE, ShapeReport, infer_shapes
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Graph, Node, Project
 from engine import nn
@@ -227,11 +227,15 @@ def compile_project(project: Project, *, catalogue: Catalogue = CATALOGUE) -> Co
         head, local = _owner(name, leaves)
         owner[name] = (leaves[head], local)
     inputs = [report.shape(n.id) for n in sources]
-    edge = graph.edge_into(sinks[0].id, "in")
+    trained = trained_output(graph)
+    edge = graph.edge_into(trained.id, "in")
+    connected = output_nodes(graph)
+    if len(connected) > 1:  # the network gives the trained output; pick=None gives all
+        network.pick = [n.id for n in connected].index(trained.id)
     try:
-        loss_fn = _loss(sinks[0], catalogue)
+        loss_fn = _loss(trained, catalogue)
     except Exception as exc:  # the loss's own checks speak for the Output node
-        raise CompileError({sinks[0].id: str(exc)}, names) from exc
+        raise CompileError({trained.id: str(exc)}, names) from exc
     compiled = CompiledNetwork(
         network=network,
         loss_fn=loss_fn,

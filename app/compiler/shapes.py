@@ -48,15 +48,11 @@ class _Inference:
             edges.append(self.extra[1])
         into = {(e.dst_node, e.dst_port): e for e in edges}
         names = Counter(n.name for n in graph.nodes.values())
-        outputs = [n for n in graph.nodes.values() if n.type == "Output"]
         for node in graph.nodes.values():
             if names[node.name] > 1:
                 report._fail(node, f"Another node is also named '{node.name}'; names must differ.")
             elif node.name in RESERVED_NAMES and node.type not in BOUNDARY_TYPES:
                 report._fail(node, f"'{node.name}' is a name the engine uses; rename the node.")
-        if top:
-            for node in outputs[1:]:
-                report._fail(node, "A network has one Output node; this one is extra.")
         found: dict[str, Shape] = {}
         for node in _order(graph, edges, report):
             try:
@@ -223,7 +219,7 @@ class LiveShapes:
     can change: the nodes edited, added or newly (dis)connected, and downstream of them
     only as far as an output shape actually changed. (A node's shapes and errors depend
     on its own hyper-parameters and the shapes reaching it; the few graph-wide rules,
-    one Output node and the parameter cap, are checked again on their own.) An edit
+    unique names and the parameter cap, are checked again on their own.) An edit
     inside a composite, or to the Output nodes, infers everything again, as does the
     first `update()`. The result always equals `infer_shapes(graph)`.
 
@@ -245,7 +241,6 @@ class LiveShapes:
         self._new_edges: set[str] = set()
         self._gone_edges: set[str] = set()
         self._gone_nodes: dict[str, Node] = {}  # removed nodes as they were
-        self._first_output: str | None = None
         self._capped: str | None = None  # the node the parameter cap's error is on
         self._subscription = graph.events.subscribe(self._on_event)
         self._inside: list[Subscription] = []  # every composite's graph, at every depth
@@ -344,8 +339,6 @@ class LiveShapes:
         inference.graph(self.graph, None)
         self._capped = inference.check_total()
         self._inference, self.report, self.touched = inference, inference.report, None
-        self._first_output = next(
-            (n.id for n in self.graph.nodes.values() if n.type == "Output"), None)
 
     def _infer_changed(self) -> None:
         graph, inference, report = self.graph, self._inference, self.report
@@ -372,7 +365,7 @@ class LiveShapes:
                 continue
             before = report.output_shapes.get(node_id), report.output_dtypes.get(node_id)
             _forget(report, inference, node)
-            _infer_top_node(inference, graph, node, into, self._first_output)
+            _infer_top_node(inference, graph, node, into)
             nodes_touched.add(node_id)
             if (report.output_shapes.get(node_id), report.output_dtypes.get(node_id)) != before:
                 changed.add(node_id)
@@ -422,18 +415,15 @@ class LiveShapes:
                         trial.report.output_dtypes[into_edge.src_node] = \
                             before.output_dtypes.get(into_edge.src_node, {})
         for node in nodes.values():
-            _infer_top_node(trial, graph, node, into, self._first_output)
+            _infer_top_node(trial, graph, node, into)
         return _first_new_error(graph, before, trial.report, dst_id)
 
 
-def _infer_top_node(inference: _Inference, graph: Graph, node: Node, into: Any,
-                    first_output: str | None) -> None:
+def _infer_top_node(inference: _Inference, graph: Graph, node: Node, into: Any) -> None:
     """Infer one node of the top level from the shapes already known upstream of it."""
     report = inference.report
     if node.name in RESERVED_NAMES and node.type not in BOUNDARY_TYPES:
         report._fail(node, f"'{node.name}' is a name the engine uses; rename the node.")
-    if node.type == "Output" and node.id != first_output:
-        report._fail(node, "A network has one Output node; this one is extra.")
     try:
         outs = inference.node(node, graph, into, {}, {}, True)
     except Exception as exc:  # never raise out of inference: mark the node instead

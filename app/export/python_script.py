@@ -23,6 +23,7 @@ from app.catalogue import CATALOGUE, LOSSES, NO_LOSS, Catalogue
 from app.catalogue.custom_cells import CUSTOM_CELL, outline, parse_args
 from app.catalogue.schema import read_params
 from app.compiler import compile_project
+from app.compiler.network_io import trained_output
 from app.document import COMPOSITE, SUBGRAPH_INPUT, SUBGRAPH_OUTPUT, Edge, Graph, Node, Project
 from app.export import kinds
 from app.export.kinds.common import op_call
@@ -235,10 +236,10 @@ def _constructor(cls: type, values: dict) -> str:
 
 
 def _loss_code(project: Project, catalogue: Catalogue) -> str | None:
-    sinks = [n for n in project.graph.nodes.values() if n.type == "Output"]
-    if not sinks:
+    trained = trained_output(project.graph)
+    if trained is None:
         return None
-    values = catalogue.get("Output").values(sinks[0].params)
+    values = catalogue.get("Output").values(trained.params)
     if values["loss"] == NO_LOSS:
         return None
     cls = LOSSES[values["loss"]]

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWidget
 
 from app.catalogue import CATALOGUE
 from app.compiler import CompileError
+from app.compiler.network_io import trained_output
 from app.document import ABSENT, Project
 from app.gui.project_files import ProjectAccessError
 from app.gui.run_actions import build_run_actions
@@ -555,10 +556,10 @@ class RunController(QObject):
 
 
 def _output_loss(project) -> str | None:
-    for node in project.graph.nodes.values():
-        if node.type == "Output":
-            try:
-                return str(CATALOGUE.get("Output").values(node.params)["loss"])
-            except Exception:
-                return None
-    return None
+    node = trained_output(project.graph)  # with several Output nodes, the one trained
+    if node is None:
+        return None
+    try:
+        return str(CATALOGUE.get("Output").values(node.params)["loss"])
+    except Exception:
+        return None

@@ -147,7 +147,7 @@ def test_info_prints_network_parameters_and_settings(project_file, capsys):
     assert "Parameters: 82 (82 trainable, 0 not trained)" in out
     assert any(line.split()[:3] == ["dense1.weight", "16×2", "32"] for line in lines)
     assert "learning rate 0.02" in out and "optimizer     Adam  (default)" in out
-    assert "loss          CrossEntropyLoss (Output node)" in out
+    assert "loss          CrossEntropyLoss (Output node 'output1')" in out
     assert "Progress: not trained yet" in out
 
 

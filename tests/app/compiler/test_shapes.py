@@ -146,8 +146,8 @@ def test_an_error_inside_a_composite_marks_both():
         (lambda g: g.set_param(g.node_named("input1").id, "shape", "bad"),
          "input1", "Shape must be a list of sizes"),
         (lambda g: g.add_node(Node("Mystery", "thing")), "thing", "Unknown node type 'Mystery'"),
-        (lambda g: add(g, "Output", loss="MSELoss"), "output2",
-         "A network has one Output node; this one is extra."),
+        (lambda g: add(g, "Output", loss="MSELoss"), "output2",  # a second output: fine, once fed
+         "Input 'in' is not connected."),
         (lambda g: g.set_params(g.node_named("dense1").id, {"out_channels": 10**6}),
          "dense1", "Dense would hold 576,000,000 weights; at most 100,000,000 per node."),
         (lambda g: g.rename_node(g.node_named("relu1").id, "training"), "training",
