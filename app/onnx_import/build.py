@@ -119,7 +119,11 @@ class Builder:
             return self.sources[name]
         value = self.const(name)
         if value is None:
-            where = f" (read by '{onnx.label}')" if onnx is not None else ""
+            where = f" (read by '{onnx.label}', {onnx.op})" if onnx is not None else ""
+            if self.varying(name) is not None:
+                raise OnnxImportError(
+                    f"Tensor '{name}'{where} is made from the batch size alone (such as "
+                    "zeros shaped like the batch); Cellwright's nodes can't compute it.")
             raise OnnxImportError(f"Tensor '{name}'{where} is made by nothing Cellwright "
                                   "imported.")
         shape = _sample_shape(value.shape, rank, name, onnx)

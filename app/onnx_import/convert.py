@@ -21,11 +21,6 @@ DTYPES = {"float32": "float32", "float64": "float32", "float16": "float32", "int
 
 
 def convert_graph(builder: Builder, model: OnnxModel, folded: Folded) -> None:
-    if len(model.outputs) > 1:
-        names = ", ".join(f"'{spec.name}'" for spec in model.outputs)
-        raise OnnxImportError(f"The model has {len(model.outputs)} outputs ({names}); a "
-                              "Cellwright network has one Output node. Re-export the model "
-                              "with the output you need.")
     for spec in model.inputs:
         dtype = DTYPES.get(str(spec.dtype) if spec.dtype is not None else "float32")
         if dtype is None:

@@ -71,13 +71,19 @@ def test_shape_gives_an_open_axis_its_size_and_a_bad_one_is_a_usage_error(tmp_pa
                      "--shape", "image"]) == 2
 
 
-def test_a_model_with_two_outputs_is_refused_naming_them(tmp_path, capsys):
+def test_a_model_with_two_outputs_imports_with_an_output_node_for_each(tmp_path):
     model = onnx.load(small_cnn(tmp_path / "small.onnx"))
     model.graph.output.append(onnx.helper.make_tensor_value_info("r", onnx.TensorProto.FLOAT,
                                                                  None))
     onnx.save(model, tmp_path / "two.onnx")
     assert cli.main(["import", str(tmp_path / "two.onnx"), "--out",
-                     str(tmp_path / "two.cwproj")]) == 1
-    err = capsys.readouterr().err
-    assert "2 outputs ('logits', 'r')" in err and "one Output node" in err
-    assert not (tmp_path / "two.cwproj").exists()
+                     str(tmp_path / "two.cwproj")]) == 0
+    project = load_project(tmp_path / "two.cwproj")
+    outputs = [n for n in project.graph.nodes.values() if n.type == "Output"]
+    assert [n.name for n in outputs] == ["logits", "r"]
+    assert all(n.params["loss"] == "none" for n in outputs)
+    x = np.random.default_rng(2).standard_normal((3, 3, 8, 8)).astype(np.float32)
+    got, want = run_project(project, x), onnxruntime_outputs(tmp_path / "two.onnx", x)
+    assert [g.shape for g in got] == [(3, 5), (3, 4, 6, 6)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)

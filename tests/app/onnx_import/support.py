@@ -46,6 +46,7 @@ def run_project(project: Project, *arrays: np.ndarray) -> list[np.ndarray]:
     """The project's network in predict mode on `arrays` (one per Input), outputs as a list."""
     compiled = compile_project(project)
     compiled.network.set_train(False)
+    compiled.network.pick = None  # every Output node's result
     out = compiled.network(*(engine.Tensor(a) for a in arrays))
     outs = out if isinstance(out, tuple | list) else (out,)
     return [o.asnumpy() for o in outs]

@@ -12,6 +12,7 @@ from app.export.python_script import ExportError
 from app.io.project_file import load_project
 from app.onnx_import import import_onnx
 from app.resources_path import resource_path
+from tests.app.compiler.test_several_outputs import two_headed
 from tests.app.onnx_import.support import run_project
 
 EXAMPLES = sorted(Path(resource_path("examples")).glob("*.cwproj"))
@@ -60,3 +61,17 @@ def test_examples_with_user_written_cells_are_refused_by_the_export_not_half_imp
         with pytest.raises(ExportError, match="CustomCell"):
             export_onnx(project, tmp_path / "model.onnx")
         assert not (tmp_path / "model.onnx").exists()
+
+
+def test_a_two_headed_project_comes_back_with_both_outputs(tmp_path):
+    project = two_headed()
+    compile_project(project).store_values(project)
+    export_onnx(project, tmp_path / "two.onnx")
+    result = import_onnx(tmp_path / "two.onnx")
+    outputs = [n for n in result.project.graph.nodes.values() if n.type == "Output"]
+    assert len(outputs) == 2
+    x = np.random.default_rng(3).standard_normal((4, 2)).astype(np.float32)
+    got, want = run_project(result.project, x), run_project(project, x)
+    assert [g.shape for g in got] == [(4, 3), (4, 2)]
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
