@@ -10,6 +10,7 @@ becomes a Constant node the first time it is read that way.
 from __future__ import annotations
 
 import keyword
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -92,7 +93,9 @@ class Builder:
         """A new node of `type_name`; its input ports in order get `inputs`, its output ports
         in order make the tensors `outputs`; `weights` are its Parameter values."""
         node = self.catalogue.new_node(type_name, params=dict(params))
-        wanted = name or (_legal(onnx.name) if onnx is not None else "")
+        wanted = name or (_legal(onnx.name) or _module_path(onnx.name) if onnx else "")
+        if wanted and onnx is not None and self.graph.node_named(wanted) is not None:
+            wanted = f"{wanted}_{type_name.lower()}"  # a module's second op: 'block_add'
         if wanted:
             node = node.replace(name=self.graph.free_name(wanted))
         node = self.graph.add_node(node)
@@ -152,6 +155,17 @@ def _legal(name: str) -> str:
     if name and name.isidentifier() and not keyword.iskeyword(name) and len(name) <= 48:
         return name
     return ""
+
+
+def _module_path(name: str) -> str:
+    """A node name from the module path torch's legacy exporter writes: '/layer1/layer1.0/
+    conv1/Conv' (module layer1.0.conv1) → 'layer1_0_conv1'; '' when there is none."""
+    parts = [p for p in name.split("/") if p] if name.startswith("/") else []
+    path = ""
+    for part in parts[:-1]:  # the last part is the op
+        path = part if path and part.startswith(path + ".") else \
+            (f"{path}.{part}" if path else part)
+    return _legal(re.sub(r"\W+", "_", path).strip("_"))
 
 
 def sources_of(builder: Builder, names: Iterable[str]) -> list[Source]:
