@@ -236,3 +236,31 @@ def test_unreadable_or_unsafe_weight_files_are_refused(tmp_path, capsys, content
                      "--out", str(tmp_path / "o.cwproj")]) == 1  # fmt: skip
     assert says in one_error_line(capsys.readouterr().err)
     assert not (tmp_path / "o.cwproj").exists()
+
+
+def test_the_result_opens_ready_to_inspect_with_the_weights_in_place(tmp_path):
+    """What the user looks at next: the Parameters, a hook on a predict pass and the Predict
+    panel's answer all show the weights trained in torch."""
+    from app.session import TrainingSession
+    from app.session.predict import Predictor
+
+    out, net = round_trip(EXAMPLES / "residual_cnn.cwproj", tmp_path)
+    project = load_project(out)
+    session = TrainingSession(project, folder=tmp_path)
+    state = {k: v.numpy() for k, v in net.state_dict().items()}
+    params = session.compiled.parameters()
+    np.testing.assert_allclose(params["conv2d1.weight"].asnumpy(), state["conv2d1.weight"])
+    x, _ = Predictor(session).row("validation", 0)
+    with torch.no_grad():
+        want = net.eval()(torch.from_numpy(x[None])).numpy()[0]
+        first = net.conv2d1(torch.from_numpy(x[None])).numpy()
+    np.testing.assert_allclose(Predictor(session).predict(x).output, want, rtol=1e-5, atol=1e-6)
+    seen = []
+    cell = session.compiled.cells[project.graph.node_named("conv2d1").id]
+    handle = cell.register_forward_hook(lambda _cell, _inputs, output: seen.append(
+        output.asnumpy().copy()))
+    session.compiled.network.set_train(False)
+    with engine.no_grad():
+        session.compiled.network(engine.Tensor(x[None]))
+    handle.remove()
+    np.testing.assert_allclose(seen[0], first, rtol=1e-5, atol=1e-6)
