@@ -13,25 +13,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from app.catalogue.custom_cells import trust_if_asked
-from app.cli import EXIT_OK, fail, say, warn
+from app.cli import EXIT_OK, fail, say
+from app.cli.opening import open_project
 from app.compiler import CompileError
 from app.export.python_script import ExportError
 from app.export.torch_weights import WeightsMismatch, match_torch_state
-from app.io.project_file import ProjectFileError, load_project, save_project
+from app.io.project_file import ProjectFileError, save_project
 from app.io.weights_import import WeightsFileError, read_weights
 
 
 def run(args: argparse.Namespace) -> int:
     path, source, out = Path(args.project), Path(args.weights), Path(args.out)
-    notes: list[str] = []
     try:
-        project = load_project(path, notes)
+        project = open_project(path, args)
     except ProjectFileError as exc:
         return fail(str(exc))
-    for note in notes:
-        warn(note)
-    trust_if_asked(project, args)
     try:
         arrays = read_weights(source)
         values = match_torch_state(project, arrays)

@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 
 from app.catalogue import CATALOGUE, CatalogueError
-from app.catalogue.custom_cells import trust_if_asked
-from app.cli import EXIT_OK, fail, say, warn
+from app.cli import EXIT_OK, fail, say
+from app.cli.opening import open_project
 from app.compiler import CompileError, compile_project, infer_shapes
 from app.compiler.network_io import input_nodes, output_nodes, trained_output
 from app.compiler.rules import text as shape_text
 from app.datasets.loading import KINDS
 from app.document import COMPOSITE, Graph, Project
-from app.io.project_file import ProjectFileError, load_project, paused_gc
+from app.io.project_file import ProjectFileError, paused_gc
 from app.session import DEFAULTS, TrainingError, TrainingSettings, TrainingState
 from app.session.metrics import Metrics
 
@@ -28,14 +28,10 @@ def run(args: argparse.Namespace) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     path = Path(args.project)
-    notes: list[str] = []
     try:
-        project = load_project(path, notes)
+        project = open_project(path, args)
     except ProjectFileError as exc:
         return fail(str(exc))
-    for note in notes:
-        warn(note)
-    trust_if_asked(project, args)
     lines = [f"{path.name}: project '{project.name}'", ""]
     problem = compiled = None
     try:

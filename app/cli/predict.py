@@ -30,12 +30,12 @@ from pathlib import Path
 import numpy as np
 
 import engine
-from app.catalogue.custom_cells import trust_if_asked
-from app.cli import EXIT_OK, fail, say, warn
+from app.cli import EXIT_OK, fail, say
+from app.cli.opening import open_project
 from app.compiler import CompileError, compile_project
 from app.compiler.network_io import output_nodes
 from app.compiler.rules import text as shape_text
-from app.io.project_file import ProjectFileError, load_project
+from app.io.project_file import ProjectFileError
 
 DEFAULT_BATCH = 256
 NPY_MAGIC = b"\x93NUMPY"
@@ -47,14 +47,10 @@ class PredictFailed(Exception):
 
 def run(args: argparse.Namespace) -> int:
     path = Path(args.project)
-    notes: list[str] = []
     try:
-        project = load_project(path, notes)
+        project = open_project(path, args)
     except ProjectFileError as exc:
         return fail(str(exc))
-    for note in notes:
-        warn(note)
-    trust_if_asked(project, args)
     try:
         compiled = compile_project(project)
     except CompileError as exc:

@@ -9,12 +9,12 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from app.catalogue.custom_cells import trust_if_asked
 from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail, say, warn
+from app.cli.opening import open_project
 from app.compiler import CompileError
 from app.datasets.text import pinned
 from app.document import Project
-from app.io.project_file import ProjectFileError, check_can_save, load_project, save_project
+from app.io.project_file import ProjectFileError, check_can_save, save_project
 from app.session import (
     PREDICT_MODE,
     STOPPED,
@@ -31,14 +31,10 @@ from app.session import (
 def run(args: argparse.Namespace) -> int:
     path = Path(args.project)
     out = Path(args.out) if args.out else path
-    notes: list[str] = []
     try:
-        project = load_project(path, notes)
+        project = open_project(path, args)
     except ProjectFileError as exc:
         return fail(str(exc))
-    for note in notes:
-        warn(note)
-    trust_if_asked(project, args)
     if args.lr is not None:
         project.training["learning_rate"] = args.lr
     try:
