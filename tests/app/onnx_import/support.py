@@ -21,6 +21,16 @@ from app.session import COMPLETED, EPOCH_COLUMNS, TrainingSession
 EXPORTERS = ("legacy", "dynamo")
 
 
+def variants(first_opset: int = 13) -> list:
+    """The exports the fidelity tests cover, as pytest params: the legacy exporter at
+    `first_opset` and 17, the dynamo exporter at 18 (seconds per model, hence slow)."""
+    import pytest
+
+    return [pytest.param(("legacy", first_opset), id=f"legacy-{first_opset}"),
+            pytest.param(("legacy", 17), id="legacy-17"),
+            pytest.param(("dynamo", 18), id="dynamo-18", marks=pytest.mark.slow)]
+
+
 def export(module, inputs, path: Path, *, exporter: str = "legacy", opset: int = 17,
            batch_dynamic: bool = True) -> Path:  # fmt: skip
     """`module` (in eval mode) written to `path` by torch.onnx.export, legacy or dynamo."""

@@ -22,14 +22,11 @@ from tests.app.onnx_import.support import (
     run_project,
     torch_outputs,
     train_a_few_steps,
+    variants,
 )
 
 SIDE = 16
-VARIANTS = [
-    pytest.param(("legacy", 13), id="legacy-13"),
-    pytest.param(("legacy", 17), id="legacy-17"),
-    pytest.param(("dynamo", 18), id="dynamo-18", marks=pytest.mark.slow),  # seconds per export
-]
+VARIANTS = variants(13)
 BOUNDARY = {"Composite", "SubgraphInput", "SubgraphOutput"}
 
 

@@ -14,14 +14,10 @@ from tests.app.onnx_import.support import (
     run_project,
     torch_outputs,
     train_a_few_steps,
+    variants,
 )
 
-# the dynamo exporter takes seconds per model (and several more the first time)
-VARIANTS = [
-    pytest.param(("legacy", 13), id="legacy-13"),
-    pytest.param(("legacy", 17), id="legacy-17"),
-    pytest.param(("dynamo", 18), id="dynamo-18", marks=pytest.mark.slow),
-]
+VARIANTS = variants(13)
 
 
 def mlp():

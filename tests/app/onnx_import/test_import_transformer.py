@@ -17,13 +17,10 @@ from tests.app.onnx_import.support import (
     run_project,
     torch_outputs,
     train_a_few_steps,
+    variants,
 )
 
-VARIANTS = [
-    pytest.param(("legacy", 14), id="legacy-14"),
-    pytest.param(("legacy", 17), id="legacy-17"),
-    pytest.param(("dynamo", 18), id="dynamo-18", marks=pytest.mark.slow),
-]
+VARIANTS = variants(14)  # torch exports attention from opset 14
 WIDTH, STEPS = 16, 5
 KINDS = {  # kind: (activation, nhead, norm_first)
     "encoder_relu": ("relu", 2, False),
