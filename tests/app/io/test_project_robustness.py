@@ -152,7 +152,7 @@ def test_train_checks_that_it_can_save_before_training(saved, monkeypatch, capsy
     project.metadata["note"] = "\ud800"  # how else such a value got there, it can't be saved
     with pytest.raises(ProjectFileError, match="can't be stored"):
         check_can_save(project, saved)
-    monkeypatch.setattr("app.cli.train.load_project", lambda path, notes=None: project)
+    monkeypatch.setattr("app.cli.opening.load_project", lambda path, notes=None: project)
     started = []
     monkeypatch.setattr("app.cli.train.TrainingSession.start",
                         lambda self, **kw: started.append(kw))  # fmt: skip

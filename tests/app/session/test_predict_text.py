@@ -273,6 +273,7 @@ def test_a_job_stops_when_cancelled(trained):
     text = TextPredictor(Predictor(trained))
     job = text.start_sampling("the ", MAX_LENGTH, 1.0, seed=0)
     text.stop()
+    assert job.error is None, job.error
     assert job.finished and job.cancelled and len(job.text) < MAX_LENGTH
 
 
