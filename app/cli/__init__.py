@@ -135,6 +135,24 @@ def build_parser() -> argparse.ArgumentParser:
     weights.add_argument("--trust", action="store_true",
                          help="run the project's custom Cell code (otherwise it is not run)")
     weights.set_defaults(run=_run("app.cli.import_weights"))
+
+    evaluate = commands.add_parser(
+        "evaluate",
+        help="show the confusion matrix, per-class figures and worst samples",
+        description="Run the project's saved weights in predict mode on the whole validation "
+        "set (or the training set) of its data set, split as training splits it, and print "
+        "the confusion matrix, precision, recall, F1 and support per class, and the samples "
+        "of highest loss; for a regression R², MAE and RMSE. --json prints the same as JSON.",
+    )
+    evaluate.add_argument("project", metavar="PROJECT", help="a .cwproj file")
+    evaluate.add_argument("--set", default="validation", choices=("validation", "training"),
+                          help="the samples to evaluate (default: validation)")  # fmt: skip
+    evaluate.add_argument("--worst", type=_positive_int, metavar="N",
+                          help="list the N samples of highest loss (default 10)")  # fmt: skip
+    evaluate.add_argument("--json", action="store_true", help="print JSON instead of text")
+    evaluate.add_argument("--trust", action="store_true",
+                          help="run the project's custom Cell code (otherwise it is not run)")
+    evaluate.set_defaults(run=_run("app.cli.evaluate"))
     return parser
 
 
