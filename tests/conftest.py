@@ -14,6 +14,10 @@ os.environ["QT_QPA_PLATFORM"] = "offscreen"
 _CONFIG_HOME = tempfile.mkdtemp(prefix="cellwright-test-config-")
 os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
 atexit.register(shutil.rmtree, _CONFIG_HOME, ignore_errors=True)
+# Decoded image folders are cached; tests keep theirs out of the user's ~/.cache.
+_CACHE_HOME = tempfile.mkdtemp(prefix="cellwright-test-cache-")
+os.environ["CELLWRIGHT_CACHE"] = _CACHE_HOME
+atexit.register(shutil.rmtree, _CACHE_HOME, ignore_errors=True)
 
 
 

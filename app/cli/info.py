@@ -153,7 +153,7 @@ def describe_dataset(spec) -> str:
         kinds = [kind for kind in KINDS if kind in spec]
         if len(kinds) == 1:
             return str(spec[kinds[0]])
-        return "! the setting needs exactly one of 'builtin', 'csv', 'npz' or 'text'"
+        return "! the setting needs exactly one of 'builtin', 'csv', 'npz', 'text' or 'images'"
     return f"! the setting must be a name or a mapping, not {spec!r}"
 
 

@@ -12,6 +12,7 @@ from typing import TextIO
 from app.cli import EXIT_INTERRUPTED, EXIT_OK, EXIT_PROBLEM, fail, say, warn
 from app.cli.opening import open_project
 from app.compiler import CompileError
+from app.datasets.images import recorded
 from app.datasets.text import pinned
 from app.document import Project
 from app.io.project_file import ProjectFileError, check_can_save, save_project
@@ -47,6 +48,9 @@ def run(args: argparse.Namespace) -> int:
     vocabulary = pinned(project.training.get("dataset"), session.dataset)
     if vocabulary is not None:  # saved with the project: token ids keep their meaning
         project.training["dataset"] = vocabulary
+    newer = recorded(project.training.get("dataset"), session.dataset)
+    if newer is not None:  # an image folder's file-list digest, as read now
+        project.training["dataset"] = newer
     if session.dataset.note:
         warn(session.dataset.note)
     bar = None if args.quiet else ProgressBar(sys.stderr, path.name)

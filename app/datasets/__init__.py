@@ -14,6 +14,7 @@ from app.datasets.builtin import (
 from app.datasets.csv_windows import load_csv_windows
 from app.datasets.dataset import CLASSIFICATION, REGRESSION, TASKS, Dataset, DatasetError
 from app.datasets.file_import import load_csv, load_npz
+from app.datasets.images import ImageDataset, folder_status, image_setting, load_images
 from app.datasets.sequences import make_adding, make_multisine, make_running_sign
 from app.datasets.text import load_text, make_text
 
@@ -25,8 +26,12 @@ __all__ = [
     "BuiltinDataset",
     "Dataset",
     "DatasetError",
+    "ImageDataset",
+    "folder_status",
+    "image_setting",
     "load_csv",
     "load_csv_windows",
+    "load_images",
     "load_npz",
     "load_text",
     "make_adding",

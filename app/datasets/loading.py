@@ -1,17 +1,17 @@
 """Reading the data set a `dataset` setting names: the reasons in words, kept, progress, Cancel.
 
 `read_dataset(spec, folder)` reads any setting (a built-in set, a CSV or an NPZ file, a
-CSV time series cut into windows, a text file; relative paths from `folder`) or raises
-`DatasetRefused` with the whole reason, as the user reads it. A `DatasetLoader` keeps its
-last answer, so a form and the training session that follows it read a file once; a file
-changed on disk is read again.
+CSV time series cut into windows, a text file, an image folder: app.datasets.images;
+relative paths from `folder`) or raises `DatasetRefused` with the whole reason, as the user
+reads it. A `DatasetLoader` keeps its last answer, so a form and the training session that
+follows it read a file once; a file changed on disk is read again.
 
-A data file of PROGRESS_BYTES or more is read on a worker thread as a `Reading`; the
-loader hands it to the caller's `wait`, which may show `reading.permille()` and call
-`reading.cancel()` until `reading.finished` is set. The worker only writes plain
-attributes and sets events, and the caller polls them from its own thread (a window
-keeps handling events meanwhile). A cancelled reading keeps the answer kept before.
-Qt-free.
+A data file of PROGRESS_BYTES or more, and any image folder, is read on a worker thread as
+a `Reading`; the loader hands it to the caller's `wait`, which may show
+`reading.permille()` and call `reading.cancel()` until `reading.finished` is set. The
+worker only writes plain attributes and sets events, and the caller polls them from its
+own thread (a window keeps handling events meanwhile). A cancelled reading keeps the
+answer kept before. Qt-free.
 """
 
 from __future__ import annotations
@@ -27,12 +27,13 @@ from app.datasets.csv_stream import cancelled_message
 from app.datasets.csv_windows import load_csv_windows
 from app.datasets.dataset import Dataset, DatasetError
 from app.datasets.file_import import csv_columns, load_csv, load_npz
+from app.datasets.images import IMAGES, load_images, quick_stamp
 from app.datasets.text import load_text
 
 PROGRESS_BYTES = 4 << 20  # a data file this large is read on a worker thread, with progress
 CANT_USE = "The data set can't be used: "  # before a loader's own reason
 STILL_READING = "A data file is still being read."
-FILE_KINDS = ("csv", "npz", "text")  # a setting's entry naming its data file
+FILE_KINDS = ("csv", "npz", "text", IMAGES)  # a setting's entry naming its data file
 KINDS = ("builtin", *FILE_KINDS)  # a setting has exactly one of these
 WINDOWS = "windows"  # a CSV setting's entry that makes it a time series cut into windows
 
@@ -59,7 +60,7 @@ def builtin_of(spec: Any) -> tuple[str, dict[str, Any]] | None:
 
 
 def file_kind(spec: Any) -> str | None:
-    """'csv', 'npz' or 'text' for a data file's setting, else None."""
+    """'csv', 'npz', 'text' or 'images' for a data file's setting, else None."""
     if isinstance(spec, Mapping) and "builtin" not in spec:
         for kind in FILE_KINDS:
             if kind in spec:
@@ -86,7 +87,8 @@ def read_dataset(spec: Any, folder: Path | None = None, **reading: Any) -> Datas
         kinds = [k for k in KINDS if k in spec]
         if len(kinds) != 1:
             raise DatasetRefused(
-                "The data set setting needs exactly one of 'builtin', 'csv', 'npz' or 'text'."
+                "The data set setting needs exactly one of 'builtin', 'csv', 'npz', 'text' or "
+                "'images'."
             )
         kind = kinds[0]
         options = {k: v for k, v in spec.items() if k != kind}
@@ -96,6 +98,11 @@ def read_dataset(spec: Any, folder: Path | None = None, **reading: Any) -> Datas
                 raise DatasetRefused(f"Unknown built-in data set entries: {', '.join(extra)}.")
             return make_builtin(spec[kind], **dict(options.get("options", {})))
         path = resolve(spec[kind], folder)
+        if kind == IMAGES:
+            for entry in ("validation", "cache"):  # folders, read from the project's too
+                if isinstance(options.get(entry), str):
+                    options[entry] = resolve(options[entry], folder)
+            return load_images(path, **options, **reading)
         if kind == "csv" and WINDOWS in options:
             windows = options.pop(WINDOWS)
             if not isinstance(windows, Mapping):
@@ -260,7 +267,8 @@ class DatasetLoader:
         if kind is not None and sum(k in spec for k in FILE_KINDS) > 1:
             kind = None  # read_dataset says why that can't be
         path = resolve(str(spec[kind]), folder) if kind is not None else None
-        if self.wait is None or path is None or _size(path) < PROGRESS_BYTES:
+        small = kind != IMAGES and (path is None or _size(path) < PROGRESS_BYTES)
+        if self.wait is None or path is None or small:
             return _answer(spec, folder), False
         reading = Reading(spec, folder, path)
         self.reading = reading
@@ -276,10 +284,16 @@ class DatasetLoader:
 
 
 def cache_key(spec: Any, folder: Path | None) -> str:
-    """The setting, its folder and its file's time and size: a file edited on disk differs."""
+    """The setting, its folder and its file's time and size: a file edited on disk differs.
+
+    An image folder's stamp is its folders' times (images.quick_stamp): a file added,
+    removed or renamed differs; one rewritten in place is noticed by the next read.
+    """
     stamp: Any = None
     kind = file_kind(spec)
-    if kind is not None:
+    if kind == IMAGES:
+        stamp = quick_stamp(spec, folder)
+    elif kind is not None:
         try:
             info = resolve(str(spec[kind]), folder).stat()
             stamp = (info.st_mtime_ns, info.st_size)

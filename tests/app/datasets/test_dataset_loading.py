@@ -61,7 +61,7 @@ def no_reading_thread():
     [
         (42, "The data set setting must be a name or a mapping, not 42."),
         ({"csv": "a.csv", "npz": "b.npz"},
-         "needs exactly one of 'builtin', 'csv', 'npz' or 'text'"),
+         "needs exactly one of 'builtin', 'csv', 'npz', 'text' or 'images'"),
         ({"builtin": "moons", "colour": 1}, "Unknown built-in data set entries: colour."),
         ({"builtin": "moons", "options": {"petals": 3}}, "The data set setting has a bad option"),
         ({"csv": "missing.csv"}, "The data set can't be used: There is no file"),
