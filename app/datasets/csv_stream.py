@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from app.datasets.dataset import CLASSIFICATION, REGRESSION, DatasetError
+from app.datasets.missing import DROP, Gaps, check_missing, is_missing
 
 MAX_FILE_BYTES = 1024**3  # 1 GB; its numbers could take twice that once converted
 CHUNK_BYTES = 1 << 20  # read, report progress and check for a cancel this much at a time
@@ -229,6 +230,8 @@ def lines(start: int, rows: list[list[str]]) -> list[int]:
 
     A row spans one line plus one for each line break inside its (quoted) cells.
     """
+    if not any("\n" in "".join(cells) for cells in rows):  # the usual case: a line each
+        return list(range(start, start + len(rows)))
     out = []
     for cells in rows:
         out.append(start)
@@ -274,14 +277,21 @@ class CsvTable:
 
     A batch of well-formed rows is converted by NumPy from C-level iteration (no Python
     loop over its cells); any other batch is looked at row by row, to skip blank rows and
-    to tell the first problem in the file with its line.
+    to tell the first problem in the file with its line. A row with a missing value (an
+    empty, NaN or infinite chosen cell, app.datasets.missing) is left out and counted in
+    `gaps`; unless `missing` is "drop", `read` then refuses the file once it has counted them
+    (offering to drop them only if `missing` is given).
     """
 
     def __init__(
-        self, features: list[int], labels: list[int], names: list[str], task: str, first: str
-    ) -> None:
+        self, features: list[int], labels: list[int], names: list[str], task: str, first: str,
+        missing: str | None = None,
+    ) -> None:  # fmt: skip
         self.features, self.labels, self.names, self.task = features, labels, names, task
         self.first = first  # the row that sets the width, for messages
+        # None: refuse, and offer no dropping (a time series' rows can't be left out).
+        self.missing = None if missing is None else check_missing(missing)
+        self.gaps = Gaps("line")  # the rows left out for a missing value
         self.numeric = features + labels if task == REGRESSION else features
         self._get = itemgetter(*self.numeric)
         self.count = 0
@@ -294,42 +304,86 @@ class CsvTable:
         """Rows (blank ones too) read from line `start` on."""
         width = len(self.names)
         same = len(rows[0]) == width and (len(rows) == 1 or len(set(map(len, rows))) == 1)
-        if same and self._add(rows, lambda: lines(start, rows)):
+        if same and self._add_batch(start, rows):
             return
-        kept, kept_lines = self._checked(start, rows)
+        kept, kept_lines = self._checked(lines(start, rows), rows)
         if kept and not self._add(kept, lambda: kept_lines):
             raise DatasetError(f"Lines from {start} on could not be read.")  # not expected
 
-    def _add(self, rows: list[list[str]], row_lines: Callable[[], list[int]]) -> bool:
-        """Add rows of the right width; False if a cell is not a number or a label is missing."""
+    def _add_batch(self, start: int, rows: list[list[str]]) -> bool:
+        """Add a batch of rows of the right width: in one go, but for the rows with a gap
+        (or a number too large), which are looked at one by one. False if a cell is not a
+        number at all (then every row is looked at, to tell the first problem)."""
+        values = self._values(rows, float)
+        if values is None:
+            values = self._values(rows, _gap_float)  # empty cells: NaN
+            if values is None:
+                return False
+        bad = ~(np.abs(values) <= FLOAT32_MAX).all(axis=1)  # NaN fails the comparison too
+        texts = None
+        if self.task == CLASSIFICATION:
+            column = self.labels[0]
+            texts = [row[column].strip() for row in rows]
+            gaps = {text for text in set(texts) if is_missing(text)}
+            if gaps:
+                bad |= np.fromiter((t in gaps for t in texts), bool, count=len(texts))
+        if not bad.any():
+            self._append(values, texts, lambda: lines(start, rows))
+            return True
+        row_lines = lines(start, rows)
+        good = np.flatnonzero(~bad).tolist()
+        if good:
+            kept_texts = None if texts is None else [texts[i] for i in good]
+            self._append(values[good], kept_texts, lambda: [row_lines[i] for i in good])
+        worse = np.flatnonzero(bad).tolist()
+        kept, _ = self._checked([row_lines[i] for i in worse], [rows[i] for i in worse])
+        if kept:  # not expected: each of those rows has a gap, or a problem just raised
+            raise DatasetError(f"Lines from {start} on could not be read.")
+        return True
+
+    def _values(self, rows: list[list[str]], number: Callable[[str], float]) -> np.ndarray | None:
+        """The chosen numeric cells of rows of the right width, (rows, columns) float64;
+        None if a cell is not a number."""
         n, k = len(rows), len(self.numeric)
         cells = map(self._get, rows) if k == 1 else chain.from_iterable(map(self._get, rows))
         try:
-            values = np.fromiter(map(float, cells), np.float64, count=n * k).reshape(n, k)
+            return np.fromiter(map(number, cells), np.float64, count=n * k).reshape(n, k)
         except ValueError:
-            return False
-        if not (np.abs(values) <= FLOAT32_MAX).all():  # NaN fails the comparison too
+            return None
+
+    def _add(self, rows: list[list[str]], row_lines: Callable[[], list[int]]) -> bool:
+        """Add rows of the right width; False if a cell is not a number or a label is missing."""
+        values = self._values(rows, float)
+        if values is None or not (np.abs(values) <= FLOAT32_MAX).all():
             return False
         texts = None
         if self.task == CLASSIFICATION:
             column = self.labels[0]
             texts = [row[column].strip() for row in rows]
-            if "" in texts:
+            if any(map(is_missing, set(texts))):
                 return False
+        self._append(values, texts, row_lines)
+        return True
+
+    def _append(
+        self, values: np.ndarray, texts: list[str] | None, row_lines: Callable[[], list[int]]
+    ) -> None:
         f = len(self.features)
         self.x_parts.append(values[:, :f].astype(np.float32))
         if texts is None:
             self.y_parts.append(values[:, f:].astype(np.float32))
         else:
             self.y_parts.append(self._codes(texts, row_lines))
-        self.count += n
-        return True
+        self.count += len(values)
 
-    def _checked(self, start: int, rows: list[list[str]]) -> tuple[list[list[str]], list[int]]:
-        """The rows that are not blank and their lines; DatasetError for the first problem."""
+    def _checked(
+        self, row_lines: list[int], rows: list[list[str]]
+    ) -> tuple[list[list[str]], list[int]]:
+        """The rows that are not blank and have no gap, and their lines; a row with a gap
+        is counted in `gaps`; DatasetError for the first other problem."""
         width, label = len(self.names), self.labels[0] if self.task == CLASSIFICATION else None
         kept, kept_lines = [], []
-        for line, cells in zip(lines(start, rows), rows, strict=True):
+        for line, cells in zip(row_lines, rows, strict=True):
             if is_blank(cells):
                 continue
             if len(cells) != width:
@@ -337,10 +391,21 @@ class CsvTable:
                     f"Line {line} has {_counted(len(cells), 'value')}, but {self.first} has "
                     f"{width}. Every line needs the same number of values."
                 )
+            gaps: list[int] = []
             for column in self.numeric:
-                _cell_number(cells[column].strip(), line, column, self.names)
-            if label is not None and not cells[label].strip():
-                raise DatasetError(f"Line {line}, {where(label, self.names)} has no label.")
+                cell = cells[column].strip()
+                if is_missing(cell):
+                    gaps.append(column)
+                else:
+                    _cell_number(cell, line, column, self.names)
+            if label is not None and is_missing(cells[label].strip()):
+                gaps.append(label)
+            if gaps:
+                first = gaps[0]
+                self.gaps.add(line, [where(c, self.names) for c in gaps],
+                              _gap_text(cells[first].strip(), line, first, self.names,
+                                        first == label))  # fmt: skip
+                continue
             kept.append(cells)
             kept_lines.append(line)
         return kept, kept_lines
@@ -365,13 +430,17 @@ class CsvTable:
         return np.fromiter(map(codes.__getitem__, texts), np.int32, count=len(texts))
 
     def read(self, rows: CsvRows) -> None:
-        """Add the rest of the rows, a batch at a time."""
+        """Add the rest of the rows, a batch at a time; with `missing` "refuse", refuse the
+        file (after reading it all, to count them) if a row had a missing value."""
         count = max(1, BATCH_CELLS // len(self.names))
         while True:
             start, batch = rows.batch(count)
             if not batch:
-                return
+                break
             self.add(start, batch)
+        if self.gaps and self.missing != DROP:
+            total = self.count + self.gaps.rows
+            raise DatasetError(self.gaps.refusal(total, offer_drop=self.missing is not None))
 
     def samples(self) -> np.ndarray:
         """The features of every row, float32 (N, features); the parts are let go."""
@@ -418,6 +487,26 @@ def _cell_number(cell: str, line: int, column: int, names: list[str]) -> float:
     if abs(value) > FLOAT32_MAX:
         raise DatasetError(f"{place}: {cut(cell)} is too large for 32-bit numbers.")
     return value
+
+
+def _gap_float(cell: str) -> float:
+    """The number in a cell, NaN for an empty one; ValueError for text."""
+    try:
+        return float(cell)
+    except ValueError:
+        if cell.strip():
+            raise
+        return math.nan
+
+
+def _gap_text(cell: str, line: int, column: int, names: list[str], label: bool) -> str:
+    """A missing value told as the first problem in the file."""
+    place = f"Line {line}, {where(column, names)}"
+    if not cell and label:
+        return f"{place} has no label."
+    if not cell:
+        return f"{place} is empty; every chosen cell needs a number."
+    return f"{place} is {shown(cell)}; NaN and infinite values are not allowed."
 
 
 def _spells_infinity(cell: str) -> bool:

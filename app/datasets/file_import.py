@@ -4,7 +4,13 @@ Class labels, in both formats: if every label is a number, each must be a whole 
 0 or more and is used as the class index (num_classes = largest + 1). Otherwise the labels
 are class names: the distinct names, sorted, become classes 0, 1, 2, … and are kept as the
 data set's `class_names` (so "1", "2", "cat" are three names, not two numbers and a name).
-A file either loads completely or raises DatasetError; nothing is ever half read.
+A file either loads completely or raises DatasetError; nothing is ever half read. A
+classification needs at least two classes.
+
+Missing values (app.datasets.missing): a row with an empty, NaN or infinite value in a
+chosen column (an NPZ sample with a NaN or infinite value) refuses the file, saying how
+many and where, unless `missing="drop"`: then those rows are left out and the data set's
+`note` says how many. A label that is empty, NaN or infinite counts as missing too.
 
 Files are read a chunk at a time (app.datasets.csv_stream): a CSV is never held whole as
 text, `progress(bytes read, file size)` is called as the file is read, and a `cancelled()`
@@ -38,6 +44,7 @@ from app.datasets.csv_stream import (
     where,
 )
 from app.datasets.dataset import CLASSIFICATION, REGRESSION, TASKS, Dataset, DatasetError
+from app.datasets.missing import REFUSE, check_classes, check_missing, npz_gaps
 
 MAX_ARRAY_BYTES = 2 * 1024**3  # an NPZ's arrays, as stored and as float32 samples
 # An NPZ's two arrays may unpack to at most INFLATE_RATIO times the bytes they take in the
@@ -67,6 +74,7 @@ def load_csv(
     name: str | None = None,
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
+    missing: str = REFUSE,
 ) -> Dataset:
     """A data set from a CSV file: one sample per line, one value per column.
 
@@ -74,10 +82,12 @@ def load_csv(
     without a header the names are "column 1", "column 2", …). The label column defaults
     to the last; features default to every other column. A regression may name several
     label columns (targets). Blank lines are skipped; the other lines must all have as
-    many cells as the first, and the chosen cells must hold finite numbers.
+    many cells as the first, and the chosen cells must hold finite numbers, or be missing
+    (empty, NaN, infinite) and be dropped with `missing="drop"`.
     """
     path = _path(path)
     _check_task(task)
+    check_missing(missing)
     _check_delimiter(delimiter)
     if not isinstance(has_header, bool):
         raise DatasetError(f"has_header must be true or false, not {shown(has_header)}.")
@@ -105,27 +115,34 @@ def load_csv(
             _check_one_column(cells, delimiter, path.name)
         _check_columns(features, labels, names)
         table = CsvTable(
-            features, labels, names, task, "the header" if has_header else f"line {line}"
-        )
+            features, labels, names, task, "the header" if has_header else f"line {line}",
+            missing,
+        )  # fmt: skip
         if not has_header:
             table.add(line, [cells])
         table.read(rows)
+    gaps = table.gaps
     if not table.count:
+        if gaps:
+            raise DatasetError(gaps.nothing_left())
         raise DatasetError(f"The file {path.name} has a header but no data rows.")
     x, name = table.samples(), name or path.name
+    note = gaps.note(table.count + gaps.rows) if gaps else ""
     feature_names = tuple(names[i] for i in features)
     if task == REGRESSION:
         return Dataset(
             x, table.targets(), REGRESSION, feature_names=feature_names, name=name,
-            target_names=tuple(names[i] for i in labels),
+            target_names=tuple(names[i] for i in labels), note=note,
         )  # fmt: skip
     y, class_names = _class_labels(
         table.label_texts, table.label_indices(),
         lambda j: f"Line {table.label_lines[j]}, {where(labels[0], names)}",
     )  # fmt: skip
+    check_classes(y, class_names, f"label {where(labels[0], names)} of {path.name}")
     return Dataset(
-        x, y, CLASSIFICATION, len(class_names), feature_names, name, class_names=class_names
-    )
+        x, y, CLASSIFICATION, len(class_names), feature_names, name, class_names=class_names,
+        note=note,
+    )  # fmt: skip
 
 
 def csv_columns(path: str | Path, delimiter: str = ",", has_header: bool = True) -> list[str]:
@@ -149,6 +166,7 @@ def load_npz(
     name: str | None = None,
     progress: Progress | None = None,
     cancelled: Cancelled | None = None,
+    missing: str = REFUSE,
 ) -> Dataset:
     """A data set from a NumPy .npz archive holding samples `x_key` and labels `y_key`.
 
@@ -156,10 +174,12 @@ def load_npz(
     floating-point ones regression. A 1-D `x` is one feature per sample. Pickled
     (object) arrays are never loaded, and each array's header is checked against the
     bytes the archive holds and against MAX_ARRAY_BYTES before any memory is taken.
+    Samples with a NaN or infinite value are refused, or dropped with `missing="drop"`.
     """
     path = _path(path)
     if task is not None:
         _check_task(task)
+    check_missing(missing)
     for key in (x_key, y_key):
         if not isinstance(key, str) or not key:
             raise DatasetError(f"Arrays are chosen by name, not {shown(key)}.")
@@ -175,11 +195,13 @@ def load_npz(
     if task is None:
         task = REGRESSION if y.dtype.kind == "f" else CLASSIFICATION
     name = name or path.name
+    if task == REGRESSION and (y.dtype.kind not in "biuf" or y.ndim > 2):
+        raise DatasetError(f"Array '{y_key}' must hold numbers, one row per sample.")
+    x, y, note = npz_gaps(x, y, x_key, y_key, missing)
+    x = _finite_float32(x, x_key)
     if task == REGRESSION:
-        if y.dtype.kind not in "biuf" or y.ndim > 2:
-            raise DatasetError(f"Array '{y_key}' must hold numbers, one row per sample.")
         y = _finite_float32(y.reshape(len(y), -1), y_key)
-        return Dataset(x, y, REGRESSION, name=name)
+        return Dataset(x, y, REGRESSION, name=name, note=note)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
@@ -187,7 +209,9 @@ def load_npz(
             f"Array '{y_key}' must hold one class label per sample, not shape {y.shape}."
         )
     labels, class_names = _npz_labels(y, y_key)
-    return Dataset(x, labels, CLASSIFICATION, len(class_names), name=name, class_names=class_names)
+    check_classes(labels, class_names, f"array '{y_key}' of {path.name}")
+    return Dataset(x, labels, CLASSIFICATION, len(class_names), name=name,
+                   class_names=class_names, note=note)  # fmt: skip
 
 
 # --- CSV ------------------------------------------------------------------------------
@@ -481,7 +505,7 @@ def _npz_samples(x: np.ndarray, key: str) -> np.ndarray:
         raise DatasetError(f"Array '{key}' holds no samples.")
     if x.size == 0:
         raise DatasetError(f"Array '{key}' has shape {x.shape}: its samples hold no values.")
-    return _finite_float32(x.reshape(len(x), 1) if x.ndim == 1 else x, key)
+    return x.reshape(len(x), 1) if x.ndim == 1 else x
 
 
 def _npz_labels(y: np.ndarray, key: str) -> tuple[np.ndarray, tuple[str, ...]]:

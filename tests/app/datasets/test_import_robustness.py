@@ -245,7 +245,7 @@ def test_a_wide_header_takes_time_linear_in_its_width(tmp_path):
         best = float("inf")
         for _ in range(3):
             start = time.perf_counter()
-            data = load_csv(path)
+            data = load_csv(path, task="regression")  # one row: one class
             best = min(best, time.perf_counter() - start)
         assert data.x.shape == (1, width - 1)
         return best
