@@ -1,5 +1,6 @@
-"""The data sets Cellwright ships with: 2-D toy sets, a 1-D regression, 8×8 digits, and
-sets with a time axis (app.datasets.sequences, app.datasets.text)."""
+"""The data sets Cellwright ships with: 2-D toy sets, a 1-D regression, 8×8 digits, real
+tabular sets (iris, wine, breast cancer: app.datasets.tabular), and sets with a time axis
+(app.datasets.sequences, app.datasets.text)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import numpy as np
 
 from app.datasets.dataset import CLASSIFICATION, REGRESSION, Dataset, DatasetError
 from app.datasets.sequences import make_adding, make_multisine, make_running_sign
+from app.datasets.tabular import make_breast_cancer, make_iris, make_wine
 from app.datasets.text import make_text
 from app.resources_path import resource_path
 
@@ -263,6 +265,21 @@ BUILTIN: dict[str, BuiltinDataset] = {
             "digit_images", "Digit images (reconstruct)",
             "The 8×8 digits with each image as its own target: for autoencoders.",
             make_digit_images, REGRESSION,
+        ),
+        BuiltinDataset(
+            "iris", "Iris (tabular)",
+            "150 flowers, 4 measurements, 3 species (Fisher 1936; UCI, CC BY 4.0).",
+            make_iris, CLASSIFICATION,
+        ),
+        BuiltinDataset(
+            "wine", "Wine (tabular)",
+            "178 wines, 13 chemical measurements, 3 cultivars (UCI, CC BY 4.0).",
+            make_wine, CLASSIFICATION,
+        ),
+        BuiltinDataset(
+            "breast_cancer", "Breast cancer (tabular)",
+            "569 biopsies, 30 cell-nucleus features: benign or malignant (UCI, CC BY 4.0).",
+            make_breast_cancer, CLASSIFICATION,
         ),
         BuiltinDataset(
             "multisine", "Multi-sine series (forecast)",

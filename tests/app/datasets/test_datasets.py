@@ -139,7 +139,8 @@ def test_bad_options_are_refused(options, fragment):
 
 def test_registry_lists_every_builtin_with_title_and_description():
     assert list(BUILTIN) == ["spirals", "moons", "circles", "xor", "sine", "digits",
-                             "digit_images", "multisine", "adding", "running_sign", "text"]
+                             "digit_images", "iris", "wine", "breast_cancer", "multisine",
+                             "adding", "running_sign", "text"]
     for key, entry in BUILTIN.items():
         assert entry.key == key and entry.title and entry.description[-1] in ".)"
         assert "\n" not in entry.description and len(entry.description) < 90
@@ -147,8 +148,8 @@ def test_registry_lists_every_builtin_with_title_and_description():
     assert BUILTIN["moons"].default_noise == 0.1
     data = make_builtin("moons", n_samples=20, seed=1)
     assert np.array_equal(data.x, make_moons(n_samples=20, seed=1).x)
-    with pytest.raises(DatasetError, match="no built-in data set 'iris'"):
-        make_builtin("iris")
+    with pytest.raises(DatasetError, match="no built-in data set 'mnist'"):
+        make_builtin("mnist")
 
 
 # --- digits -----------------------------------------------------------------------------
