@@ -133,6 +133,7 @@ class TrainingSession:
             input_dtype=self.compiled.input_dtypes[0], snapshot=self.snapshot,
             handover=self._handover, hand_over=self._hand_over_from_run,
             schedule=self.settings.schedule(), grad_clip=self.settings.clipping(),
+            augmentation=self.settings.augmentation,
         )  # fmt: skip
         self._control = RunControl()
         self._thread: threading.Thread | None = None

@@ -3,8 +3,8 @@
 `project.training` is plain JSON so it survives the project file as it is:
 
     {"dataset": "spirals" | {"builtin": "moons", "options": {"n_samples": 300}}
-                | {"csv": "points.csv", "label_column": "label", ...}
-                | {"npz": "data.npz", "x_key": "x", "y_key": "y"}
+                | {"csv": "points.csv", "label_column": "label", ..., "missing": "refuse"}
+                | {"npz": "data.npz", "x_key": "x", "y_key": "y", "missing": "drop"}
                 | {"csv": "series.csv", "windows": {"window": 24, "horizon": 1,
                    "stride": 1, "targets": ["temp"], "features": null}}
                 | {"text": "book.txt", "context": 32, "stride": 1,
@@ -15,6 +15,8 @@
      "grad_clip": {"mode": "none" | "norm" | "value", "value": 1.0},
      "lr_schedule": {"kind": "constant" | "step" | "exponential" | "cosine",
                      <its parameters: app.catalogue.training>, "warmup_steps": 0},
+     "augmentation": null | {"flip": 0.5, "shift": 2, "rotate": 10, "brightness": 0.1,
+                             "contrast": 0.1, "noise": 0.05, "seed": 0, "enabled": true},
      "state": {...}}    # progress written by the session, see app.session.progress
 
 `grad_clip` clips the gradients before every update: "norm" scales them so their global
@@ -23,7 +25,11 @@ L2 norm is at most `value` (ops.clip_by_global_norm), "value" clamps each elemen
 (see `RateSchedule`): the Run dock's learning rate is its base rate, so a rate typed
 while training runs rescales the whole schedule from the next step on. A schedule spans a
 run of `epochs` epochs: a run that goes on after a pause or a stop goes on along it, a
-new run (Start after one that finished) follows it from its start again.
+new run (Start after one that finished) follows it from its start again. `augmentation`
+changes every training batch (never validation or prediction) with its own seed; what
+each amount means, and which data takes which, is in app.datasets.augment. A CSV's or
+NPZ's rows with an empty, NaN or infinite value are refused (`missing` "refuse", the
+default), or dropped and told in the data set's note ("drop").
 
 A relative CSV/NPZ/text path is read from the project file's folder. A CSV setting with
 `windows` is a time series cut into sliding windows (app.datasets.csv_windows); a text
@@ -55,7 +61,7 @@ from app.catalogue.training import (
     SettingRefused,
     optimizer_keywords,
 )
-from app.datasets import Dataset
+from app.datasets import Dataset, augment
 from app.datasets.loading import KINDS, DatasetRefused, read_dataset
 from app.session.history import HISTORY_STEPS
 from app.session.progress import TrainingState
@@ -65,7 +71,7 @@ LOSSES = tuple(CATALOGUE_LOSSES)  # every loss the Output node offers
 SETTING_KEYS = (
     "dataset", "loss", "optimizer", "optimizer_options", "learning_rate", "batch_size",
     "epochs", "validation_fraction", "seed", "history_steps", "grad_clip", "lr_schedule",
-    "state",
+    "augmentation", "state",
 )  # fmt: skip
 HISTORY_STEPS_RANGE = (100, 1_000_000)
 DEFAULTS: dict[str, Any] = {
@@ -78,9 +84,9 @@ DEFAULTS: dict[str, Any] = {
 __all__ = [
     "CLIP_MODES", "DEFAULTS", "HISTORY_STEPS_RANGE", "LOSSES", "OPTIMIZERS", "SCHEDULE_KINDS",
     "SCHEDULE_OPTIONS", "SETTING_KEYS", "RateSchedule", "SchedulePlan", "TrainingError",
-    "TrainingSettings", "check_grad_clip", "check_history_steps", "check_learning_rate",
-    "check_lr_schedule", "load_dataset", "make_loss", "make_optimizer", "plan_for",
-    "run_start_epoch", "steps_per_epoch",
+    "TrainingSettings", "check_augmentation", "check_grad_clip", "check_history_steps",
+    "check_learning_rate", "check_lr_schedule", "load_dataset", "make_loss", "make_optimizer",
+    "plan_for", "run_start_epoch", "steps_per_epoch",
 ]  # fmt: skip
 
 
@@ -105,6 +111,7 @@ class TrainingSettings:
     grad_clip: Mapping[str, Any] = field(default_factory=lambda: dict(DEFAULTS["grad_clip"]))
     lr_schedule: Mapping[str, Any] = field(
         default_factory=lambda: dict(DEFAULTS["lr_schedule"]))
+    augmentation: Mapping[str, Any] | None = None  # None: the batches as they are
 
     @classmethod
     def from_project(cls, training: Mapping[str, Any]) -> TrainingSettings:
@@ -133,6 +140,7 @@ class TrainingSettings:
         check_history_steps(self.history_steps)
         check_grad_clip(self.grad_clip)
         check_lr_schedule(self.lr_schedule)
+        check_augmentation(self.augmentation)
         fraction = self.validation_fraction
         if not _number(fraction) or not 0.0 <= fraction < 1.0:
             raise TrainingError(
@@ -193,6 +201,15 @@ def check_lr_schedule(value: Any) -> dict[str, Any]:
     try:
         return training_choices.check_lr_schedule(value)
     except SettingRefused as exc:
+        raise TrainingError(str(exc)) from None
+
+
+def check_augmentation(value: Any) -> dict[str, Any] | None:
+    """The `augmentation` setting with its defaults filled in (None for none), or
+    TrainingError naming the amount that is refused and what it may be."""
+    try:
+        return augment.check_augmentation(value)
+    except augment.AugmentationRefused as exc:
         raise TrainingError(str(exc)) from None
 
 

@@ -15,6 +15,11 @@ on along it and a new one starts it again. Gradients are clipped, if asked, afte
 are found finite and before the update. The rate a step used goes into the metrics and
 its Progress event.
 
+With an `augmentation` setting (app.datasets.augment) the training batches are augmented
+as the loop takes them (a few together), from generators fixed by the setting's seed,
+the epoch and the batches' indices; validation (`evaluate`) and prediction always see
+the samples as they are.
+
 Ctrl+C (KeyboardInterrupt), `sys.exit()` in a hook or custom Cell (SystemExit) and any
 other BaseException end the run the same way — step undone, `on_end` called, ending
 event emitted — and are then raised again to `run`'s caller.
@@ -24,14 +29,16 @@ from __future__ import annotations
 
 import math
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from itertools import islice
+from typing import Any
 
 import numpy as np
 
 import engine
 from app.compiler.cells import GraphCell
 from app.datasets import CLASSIFICATION, Dataset
+from app.datasets.augment import AugmentationRefused, augmenter_for
 from app.session.events import (
     COMPLETED,
     STEP_LIMIT,
@@ -50,7 +57,7 @@ from app.session.hook_captures import HookCaptures
 from app.session.metrics import Metrics
 from app.session.progress import EpochTally, TrainingState
 from app.session.run_control import RunControl
-from app.session.settings import RateSchedule, run_start_epoch
+from app.session.settings import RateSchedule, TrainingError, run_start_epoch
 from app.session.snapshot import ParameterSnapshot
 from app.session.targets import Targets
 from engine import _random
@@ -91,7 +98,8 @@ class Trainer:
                  handover: Handover | None = None,
                  hand_over: Callable[[], None] | None = None,
                  schedule: RateSchedule | None = None,
-                 grad_clip: tuple[str, float] = ("none", 1.0)) -> None:
+                 grad_clip: tuple[str, float] = ("none", 1.0),
+                 augmentation: Mapping[str, Any] | None = None) -> None:
         self.network = network
         self.loss_fn = loss_fn
         self.optimizer = optimizer
@@ -119,6 +127,10 @@ class Trainer:
         self._schedule_start = 0  # the epoch the schedule's first step is in
         self._per_epoch = 1
         self._clip_mode, self._clip_value = grad_clip
+        try:  # None when it changes nothing: the loop takes the batches as they are
+            self._augment = augmenter_for(augmentation, train_set, batch_size)
+        except AugmentationRefused as exc:
+            raise TrainingError(str(exc)) from None
         self._in_step = False
         self._interruption: BaseException | None = None  # to raise again once reported
         self._failed_batch: np.ndarray | None = None  # the input of a step that went non-finite
@@ -201,7 +213,11 @@ class Trainer:
             self.network.set_train(True)
             while state.epoch < target_epoch:
                 order = self.train_set.batches(self.batch_size, True, self.seed, state.epoch)
-                for x, y in islice(order, state.batch, None):
+                if self._augment is None:
+                    order = islice(order, state.batch, None)
+                else:  # a few batches at a time, as they come
+                    order = self._augment.batches(order, state.epoch, state.batch)
+                for x, y in order:
                     reason = self._between_steps(control)
                     if reason is None and max_steps is not None and run_step >= max_steps:
                         reason = STEP_LIMIT
