@@ -10,6 +10,15 @@ network in DistributedDataParallel and gives each rank its share of every global
 its BatchNorm layers then normalise over the whole global batch, so the trained weights
 equal those of one process taking the same batches. The batch order is the app's: epoch
 e visits the samples in `default_rng([seed, e]).permutation(n)`, in full batches only.
+
+The project's `augmentation` setting goes into the script with the app's own code for it
+(app.datasets.augment.KERNEL, written as is): batches c K to c K + K - 1 of epoch e
+(K = augment_chunk(values in a batch)) are augmented together with the generator of (the
+setting's seed, e, c), so they are numerically the batches the app makes of the same
+samples at the same epoch and indices (the app trains on its training split, so its
+batches hold other samples than a whole data file's). Under torchrun every rank augments
+the whole global batches and takes its share, as one process would. `--no-augment`
+trains on the samples as they are.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from app.datasets import DatasetError, make_builtin
+from app.datasets import DatasetError, augment, make_builtin
 from app.datasets.loading import builtin_of, file_kind
 from app.document import Project
 
@@ -33,7 +42,10 @@ DATA_FILE_BYTES = 64 << 20  # a built-in set larger than this is not written bes
 NAMES = frozenset({"csv", "gc", "os", "dist", "DistributedDataParallel", "SEED", "BATCH_SIZE",
                    "DATA_OPTIONS", "TARGETS", "CANT_TRAIN", "TrainingRefused", "read_data",
                    "make_targets", "SyncedBatchNorm", "sync_batch_norms", "train",
-                   "TRAINED"})  # fmt: skip
+                   "TRAINED", "AUGMENTATION", "AUGMENT_SEED", "AUGMENT_OPS", "IMAGE_OPS",
+                   "MIN_SIDE", "CHUNK_VALUES", "augment_rng", "augment_chunk",
+                   "augment_refusal", "augment_batch", "_normal", "_GRIDS",
+                   "_resample"})  # fmt: skip
 
 
 def built_in_data(project: Project) -> tuple[dict[str, np.ndarray] | None, str | None]:
@@ -86,7 +98,23 @@ def train_code(project: Project, *, inputs: int, outputs: int, loss: str | None,
                                  batch_size=_whole(training.get("batch_size"), 32),
                                  options=repr(options), targets=repr(targets),
                                  refusal=repr(refusal))  # fmt: skip
-    return constants, usage, left_out
+    return constants + _augmentation_code(training.get("augmentation"), left_out), usage, \
+        left_out
+
+
+def _augmentation_code(setting: Any, left_out: list[str]) -> str:
+    """The script's AUGMENTATION (None, or the amounts in use) and AUGMENT_SEED, followed by
+    the app's augmentation code when there is something to augment."""
+    try:
+        spec = augment.check_augmentation(setting)
+    except augment.AugmentationRefused as exc:
+        left_out.append(f"the augmentation (the project's setting is refused: {exc})")
+        spec = None
+    if not augment.is_active(spec):
+        return "AUGMENTATION = None  # the project trains on its samples as they are\n"
+    amounts = {op: spec[op] for op in augment.AUGMENT_OPS if spec[op]}
+    return AUGMENTATION.format(amounts=repr(amounts), seed=spec["seed"],
+                               text=augment.describe(spec), kernel=augment.KERNEL)
 
 
 def _whole(value: Any, default: int) -> int:
@@ -112,6 +140,16 @@ DATA_OPTIONS = {options}
 TARGETS = {targets}
 CANT_TRAIN = {refusal}
 '''
+
+AUGMENTATION = '''\
+# --train augments every batch as the app does (--no-augment: not at all):
+# {text}. Batches c K .. c K + K - 1 of epoch e (K = augment_chunk(values in a batch))
+# are augmented together, drawing from augment_rng(AUGMENT_SEED, e, c).
+AUGMENTATION = {amounts}
+AUGMENT_SEED = {seed}
+
+
+{kernel}'''
 
 # The script's command line and training loop, after load_network (TRAINED, the default
 # --out, is set beside WEIGHTS).
@@ -250,9 +288,11 @@ def sync_batch_norms(net):
     return net
 
 
-def train(data, steps=None, batch_size=BATCH_SIZE, out=TRAINED, seed=SEED, weights=WEIGHTS):
+def train(data, steps=None, batch_size=BATCH_SIZE, out=TRAINED, seed=SEED, weights=WEIGHTS,
+          augment=True):
     """Train on the file `data` for `steps` global batches (default: EPOCHS epochs) and
-    write the weights to `out`; under torchrun each rank takes its share of every batch."""
+    write the weights to `out`; under torchrun each rank takes its share of every batch.
+    With `augment` each batch is augmented as the project's setting says (AUGMENTATION)."""
     world, rank = int(os.environ.get("WORLD_SIZE", "1")), int(os.environ.get("RANK", "0"))
     if CANT_TRAIN:
         raise TrainingRefused(CANT_TRAIN)
@@ -279,11 +319,17 @@ def train(data, steps=None, batch_size=BATCH_SIZE, out=TRAINED, seed=SEED, weigh
     if batch_size > len(x):
         raise TrainingRefused(f"The batch size {batch_size} is more than the {len(x)} "
                               f"samples of {Path(data).name}.")
+    augmentation = AUGMENTATION if augment else None
+    why = augmentation and augment_refusal(x.shape[1:], augmentation)
+    if why:
+        raise TrainingRefused(f"The project's augmentation can't take {Path(data).name}: "
+                              f"{why} (--no-augment trains without it.)")
     steps = EPOCHS * (len(x) // batch_size) if steps is None else steps
     if world > 1:
         dist.init_process_group("gloo")
     try:
-        net = _fit(x.astype(dtype), y, steps, batch_size, seed, weights, world, rank)
+        net = _fit(x.astype(dtype), y, steps, batch_size, seed, weights, world, rank,
+                   augmentation)
         gc.collect()  # the DDP wrapper's reference cycles go before the group does
         if rank == 0:
             np.savez(out, **{k: v.detach().numpy() for k, v in net.state_dict().items()})
@@ -295,9 +341,10 @@ def train(data, steps=None, batch_size=BATCH_SIZE, out=TRAINED, seed=SEED, weigh
             dist.destroy_process_group()
 
 
-def _fit(x, y, steps, batch_size, seed, weights, world, rank):
+def _fit(x, y, steps, batch_size, seed, weights, world, rank, augmentation=None):
     """The network trained `steps` steps on this rank's share of each global batch (the
-    DistributedDataParallel wrapper is gone when it returns, before the group is)."""
+    DistributedDataParallel wrapper is gone when it returns, before the group is); with
+    `augmentation` every rank augments the whole global batch and takes its share."""
     torch.manual_seed(seed + rank)  # Dropout: each rank draws its own masks
     net = load_network(weights).train()
     model = DistributedDataParallel(sync_batch_norms(net)) if world > 1 else net
@@ -305,13 +352,23 @@ def _fit(x, y, steps, batch_size, seed, weights, world, rank):
     per_epoch, share = len(x) // batch_size, batch_size // world
     scheduler = make_scheduler(optimizer, per_epoch)
     samples, labels = torch.from_numpy(x), torch.from_numpy(y)
+    per_chunk = augmentation and augment_chunk(batch_size * x[0].size)
     every = max(steps // 10, 1)
     for step in range(steps):
         epoch, i = divmod(step, per_epoch)
         if i == 0:  # the app's order: a permutation per (seed, epoch), full batches only
             order = np.random.default_rng([seed, epoch]).permutation(len(x))
         mine = torch.from_numpy(order[i * batch_size + rank * share:][:share])
-        output = model(samples[mine])
+        if augmentation:  # batches c K to c K + K - 1 of an epoch together, as the app
+            chunk, j = divmod(i, per_chunk)
+            if j == 0:
+                ahead = order[i * batch_size:min(i + per_chunk, per_epoch) * batch_size]
+                augmented = augment_batch(x[ahead], augmentation,
+                                          augment_rng(AUGMENT_SEED, epoch, chunk))
+            batch = augmented[j * batch_size:][:batch_size]
+            output = model(torch.from_numpy(batch[rank * share:][:share]))
+        else:
+            output = model(samples[mine])
         loss = loss_fn(output, make_targets(labels[mine], output))
         loss = loss.mean() if loss.dim() else loss
         if getattr(loss_fn, "reduction", "mean") == "sum":
@@ -347,12 +404,17 @@ def main(argv=None):
                        "(default: %(default)s)")
     group.add_argument("--seed", type=int, default=SEED, help="the batch order's seed "
                        "(default: %(default)s)")
+    if AUGMENTATION:
+        group.add_argument("--no-augment", dest="augment", action="store_false",
+                           help="train on the samples as they are, not augmented as the "
+                           "project's setting says")
     args = parser.parse_args(argv)
     if args.train is not None:
         if args.inputs or args.output:
             parser.error("--train takes no input files and no -o: the weights go to --out")
         try:
-            train(args.train, args.steps, args.batch_size, args.out, args.seed, args.weights)
+            train(args.train, args.steps, args.batch_size, args.out, args.seed, args.weights,
+                  getattr(args, "augment", False))
         except TrainingRefused as exc:
             parser.error(str(exc))
         return
