@@ -34,8 +34,9 @@ from app.datasets.loading import builtin_of, file_kind
 from app.document import Project
 
 # The reading options of a data setting that the script's reader takes, per file kind.
-_READ_OPTIONS = {"csv": ("label_column", "feature_columns", "task", "delimiter", "has_header"),
-                 "npz": ("x_key", "y_key", "task")}  # fmt: skip
+_READ_OPTIONS = {"csv": ("label_column", "feature_columns", "task", "delimiter", "has_header",
+                         "missing"),
+                 "npz": ("x_key", "y_key", "task", "missing")}  # fmt: skip
 _INDEX_LOSSES = frozenset({"CrossEntropyLoss", "SoftmaxCrossEntropyWithLogits", "NLLLoss"})
 DATA_FILE_BYTES = 64 << 20  # a built-in set larger than this is not written beside the script
 # Top-level names of the training code, which a graph's class must not take.
@@ -179,13 +180,32 @@ def read_data(path):
     return (x.reshape(len(x), 1) if x.ndim == 1 else x), y, task
 
 
-def _read_npz(path, x_key="x", y_key="y", task=None):
+def _gaps(path, bad, missing):
+    """Rows to keep, given the rows with an empty, NaN or infinite value (`bad`): refused
+    unless the project's setting `missing` is "drop", as the app reads the file."""
+    count = int(np.count_nonzero(bad))
+    if count and missing != "drop":
+        first = int(np.flatnonzero(bad)[0]) + 1
+        raise TrainingRefused(f"{path.name}: {count} rows have an empty, NaN or infinite value "
+                              f"(the first is data row {first}); the project's data set setting "
+                              "'missing': 'drop' leaves them out.")
+    if count == len(bad):
+        raise TrainingRefused(f"{path.name}: every row has an empty, NaN or infinite value.")
+    return ~bad
+
+
+def _read_npz(path, x_key="x", y_key="y", task=None, missing="refuse"):
     with np.load(path, allow_pickle=False) as arrays:
         for key in (x_key, y_key):
             if key not in arrays.files:
                 raise TrainingRefused(f"{path.name} has no array {key!r}; it holds "
                                       f"{', '.join(arrays.files) or 'none'}.")
         x, y = arrays[x_key].astype(np.float32), arrays[y_key]
+    bad = ~np.isfinite(x.reshape(len(x), -1)).all(axis=1)
+    if y.dtype.kind == "f":
+        bad |= ~np.isfinite(y.reshape(len(y), -1)).all(axis=1)
+    keep = _gaps(path, bad, missing)
+    x, y = x[keep], y[keep]
     task = task or ("regression" if y.dtype.kind == "f" else "classification")
     if task == "regression":
         return x, y.reshape(len(y), -1).astype(np.float32), task
@@ -193,7 +213,7 @@ def _read_npz(path, x_key="x", y_key="y", task=None):
 
 
 def _read_csv(path, label_column=-1, feature_columns=None, task="classification",
-              delimiter=",", has_header=True):
+              delimiter=",", has_header=True, missing="refuse"):
     with open(path, newline="", encoding="utf-8-sig") as file:
         rows = [row for row in csv.reader(file, delimiter=delimiter)
                 if any(cell.strip() for cell in row)]
@@ -219,6 +239,10 @@ def _read_csv(path, label_column=-1, feature_columns=None, task="classification"
                                   else [label_column])]
     features = ([column(c) for c in feature_columns] if feature_columns is not None
                 else [i for i in range(len(names)) if i not in labels])
+    gap = {"", "nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+    bad = np.array([any(row[i].strip().lower() in gap for i in (*features, *labels))
+                    for row in rows])  # fmt: skip
+    rows = [row for row, keep in zip(rows, _gaps(path, bad, missing)) if keep]
     x = np.array([[float(row[i]) for i in features] for row in rows], dtype=np.float32)
     if task == "regression":
         return x, np.array([[float(row[i]) for i in labels] for row in rows], np.float32), task

@@ -155,3 +155,27 @@ def test_a_network_the_script_cant_train_is_refused_by_train(tmp_path, capsys):
     with pytest.raises(SystemExit):
         script.main(["--train", str(tmp_path / "net.data.npz")])
     assert "--train needs the project's loss" in capsys.readouterr().err
+
+
+def test_train_refuses_or_drops_rows_with_missing_values_as_the_app_does(tmp_path, capsys):
+    refuse = _mlp_on_csv(tmp_path, batch_size=4)  # writes points.csv: spoil two of its rows
+    lines = (tmp_path / "points.csv").read_text().splitlines()
+    cells = lines[3].split(",")
+    lines[3] = ",".join([cells[0], "nan", *cells[2:]])
+    cells = lines[7].split(",")
+    lines[7] = ",".join([*cells[:2], "", cells[3]])
+    (tmp_path / "points.csv").write_text("\n".join(lines) + "\n")
+    script = load_script(export_torch(refuse, tmp_path / "net.py").written[0])
+    with pytest.raises(SystemExit):
+        script.main(["--train", str(tmp_path / "points.csv"), "--steps", "1"])
+    assert "2 rows have an empty, NaN or infinite value (the first is data row 3)" in \
+        capsys.readouterr().err
+    drop = Project(graph=refuse.graph, name="drop", training={
+        **refuse.training, "dataset": {**refuse.training["dataset"], "missing": "drop"}})
+    script = load_script(export_torch(drop, tmp_path / "drop.py").written[0])
+    x, y, _ = script.read_data(tmp_path / "points.csv")
+    app = load_csv(tmp_path / "points.csv", label_column="kind", feature_columns=["x1", "x2"],
+                   missing="drop")
+    assert len(x) == 94
+    np.testing.assert_array_equal(x, app.x)
+    np.testing.assert_array_equal(y, app.y)
