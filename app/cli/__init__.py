@@ -1,4 +1,5 @@
-"""Headless command line: `cellwright <command> ...` (train, info, export), no Qt.
+"""Headless command line: `cellwright <command> ...` (train, info, export, import, predict,
+import-weights, evaluate), no Qt.
 
 `app.main` hands argv over to `main()` here when its first word names a command
 registered on the parser. Each command is a subparser that sets
