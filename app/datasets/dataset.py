@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import copy
+import functools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -27,7 +29,10 @@ class Dataset:
     order (sliding windows): `split` then holds back the last ones instead of a random
     choice, so validation windows never overlap training ones. `note` is something the
     user should know about how the set was made (e.g. a text file changed since its
-    vocabulary was saved); empty when there is nothing to say.
+    vocabulary was saved); empty when there is nothing to say. `index` says which sample
+    of the set it was taken from each row is (`take` and `split` fill it in; None: the
+    rows are the set itself), read through `rows`: a split's rows name their samples of
+    the whole set, as data edits (app.datasets.edits) do.
 
     Classification: `y` holds int64 class indices, shape (N,), each in [0, num_classes);
     `class_names[i]` is what class i is called. Regression: `y` holds float32 targets,
@@ -48,6 +53,12 @@ class Dataset:
     vocabulary: tuple[str, ...] = ()
     chronological: bool = False
     note: str = ""
+    index: np.ndarray | None = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if "take" in cls.__dict__:  # a subclass's own take (extra per-sample fields) keeps rows
+            cls.take = _remembering_rows(cls.__dict__["take"])
 
     def __post_init__(self) -> None:
         if self.task not in TASKS:
@@ -71,8 +82,14 @@ class Dataset:
             features = tuple(f"{prefix}{i + 1}" for i in range(x.shape[1]))
         if x.ndim == 2 and len(features) != x.shape[1]:
             raise DatasetError(f"{len(features)} feature names for {x.shape[1]} features.")
+        index = self.index
+        if index is not None:
+            index = np.asarray(index, dtype=np.int64).reshape(-1)
+            if len(index) != len(x):
+                raise DatasetError(f"{len(index)} sample numbers for {len(x)} samples.")
         fields = {"x": x, "y": y, "feature_names": features, "vocabulary": vocabulary,
-                  "chronological": bool(self.chronological), "note": str(self.note), **extra}
+                  "chronological": bool(self.chronological), "note": str(self.note),
+                  "index": index, **extra}
         for field, value in fields.items():
             object.__setattr__(self, field, value)
 
@@ -125,6 +142,11 @@ class Dataset:
         return tuple(self.x.shape[1:])
 
     @property
+    def rows(self) -> np.ndarray:
+        """For each row, the number of its sample in the whole set it was taken from."""
+        return np.arange(len(self.x), dtype=np.int64) if self.index is None else self.index
+
+    @property
     def is_tokens(self) -> bool:
         """Whether the samples are int64 token ids (with a vocabulary), not float32 values."""
         return bool(self.vocabulary)
@@ -159,9 +181,11 @@ class Dataset:
     # --- splitting and batching -----------------------------------------------------
 
     def take(self, indices: Sequence[int] | np.ndarray, name: str | None = None) -> Dataset:
-        """A new data set of the chosen samples (copies), same classes and names."""
+        """A new data set of the chosen samples (copies), same classes and names; its `rows`
+        are the chosen samples' numbers in the whole set."""
         idx = np.asarray(indices, dtype=np.int64)
-        return replace(self, x=self.x[idx], y=self.y[idx], name=name or self.name)
+        return replace(self, x=self.x[idx], y=self.y[idx], name=name or self.name,
+                       index=self.rows[idx])  # fmt: skip
 
     def split(self, validation_fraction: float, seed: int = 0) -> tuple[Dataset, Dataset]:
         """(train, validation): a seeded random split, stratified by class for classification.
@@ -223,6 +247,23 @@ class Dataset:
             order = np.arange(n)
         parts = np.array_split(order, range(size, n, size)) if n else []
         return ((self.x[idx], self.y[idx]) for idx in parts)
+
+
+def _remembering_rows(take: Callable[..., Dataset]) -> Callable[..., Dataset]:
+    """A subclass's `take` made to fill in `index` as Dataset.take does."""
+
+    @functools.wraps(take)
+    def wrapper(self: Dataset, indices, name: str | None = None) -> Dataset:
+        idx = np.asarray(indices, dtype=np.int64)
+        plain = self
+        if self.index is not None:  # its own take copies fields it doesn't know: no stale index
+            plain = copy.copy(self)
+            object.__setattr__(plain, "index", None)
+        taken = take(plain, idx, name)
+        object.__setattr__(taken, "index", self.rows[idx])  # a new object, made just now
+        return taken
+
+    return wrapper
 
 
 def _stratified_pick(
