@@ -37,6 +37,8 @@ def run(args: argparse.Namespace) -> int:
         return fail(f"{path.name}: {exc}")
     if session.dataset.note:
         warn(session.dataset.note)
+    if session.edits_note:  # data edits that could not be applied
+        warn(session.edits_note)
     try:
         evaluation = evaluate(session, split)
     except EvaluationError as exc:

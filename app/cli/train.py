@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         project.training["dataset"] = newer
     if session.dataset.note:
         warn(session.dataset.note)
+    if session.edits_note:  # data edits naming samples the data no longer has
+        warn(session.edits_note)
     bar = None if args.quiet else ProgressBar(sys.stderr, path.name)
     if bar is not None:
         session.events.subscribe(bar.on_event)

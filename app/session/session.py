@@ -36,6 +36,8 @@ import engine
 from app.compiler import CompiledNetwork, compile_project
 from app.compiler.dtypes import token_problem
 from app.datasets import Dataset
+from app.datasets.edits import SETTING as DATA_EDITS
+from app.datasets.edits import DataEditError, DataEdits
 from app.document import Project
 from app.document.events import Events
 from app.session.events import TrainingFailed, TrainingFinished
@@ -69,6 +71,8 @@ class TrainingSession:
     """One project's network, data and optimizer, ready to train.
 
     `folder` is where relative data-set paths are read from (the project file's folder).
+    `train_set` and `val_set` are the split with the project's data edits applied
+    (app.datasets.edits); their `rows` name each sample's place in `dataset`.
     Settings are read once, here; a changed setting needs a new session, except the
     learning rate (`set_learning_rate`, also while running).
     """
@@ -97,6 +101,14 @@ class TrainingSession:
             )
         except ValueError as exc:
             raise TrainingError(f"The data set can't be split: {exc}") from None
+        # Data edits after the split: every other sample keeps its side.
+        try:
+            edited = DataEdits.from_setting(project.training.get(DATA_EDITS)).apply(
+                self.dataset, self.train_set, self.val_set)
+        except DataEditError as exc:
+            raise TrainingError(str(exc)) from None
+        self.train_set, self.val_set = edited.train, edited.val
+        self.edits_note = edited.note  # edits naming samples that are gone; "" if none
         engine.set_seed(self.settings.seed)  # weights new to this project start the same way
         self.compiled: CompiledNetwork = compile_project(project)
         if self.state.rng is None:
