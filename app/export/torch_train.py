@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from app.datasets import DatasetError, augment, make_builtin
+from app.datasets import DatasetError, augment, edits, make_builtin
 from app.datasets.loading import builtin_of, file_kind
 from app.document import Project
 
@@ -42,6 +42,7 @@ DATA_FILE_BYTES = 64 << 20  # a built-in set larger than this is not written bes
 # Top-level names of the training code, which a graph's class must not take.
 NAMES = frozenset({"csv", "gc", "os", "dist", "DistributedDataParallel", "SEED", "BATCH_SIZE",
                    "DATA_OPTIONS", "TARGETS", "CANT_TRAIN", "TrainingRefused", "read_data",
+                   "RELABEL", "EXCLUDE", "apply_edits",
                    "make_targets", "SyncedBatchNorm", "sync_batch_norms", "train",
                    "TRAINED", "AUGMENTATION", "AUGMENT_SEED", "AUGMENT_OPS", "IMAGE_OPS",
                    "MIN_SIDE", "CHUNK_VALUES", "augment_rng", "augment_chunk",
@@ -95,10 +96,16 @@ def train_code(project: Project, *, inputs: int, outputs: int, loss: str | None,
         refusal = "--train needs the project's optimizer, which was not exported."
     targets = ("index" if loss in _INDEX_LOSSES else
                "distribution" if loss == "KLDivLoss" else "values")  # fmt: skip
+    try:
+        relabel, exclude = edits.plain_edits(training.get(edits.SETTING))
+    except edits.DataEditError as exc:
+        relabel, exclude = {}, []
+        left_out.append(f"the data edits ({exc})")
     constants = CONSTANTS.format(seed=_whole(training.get("seed"), 0),
                                  batch_size=_whole(training.get("batch_size"), 32),
                                  options=repr(options), targets=repr(targets),
-                                 refusal=repr(refusal))  # fmt: skip
+                                 refusal=repr(refusal), relabel=repr(relabel),
+                                 exclude=repr(exclude))  # fmt: skip
     return constants + _augmentation_code(training.get("augmentation"), left_out), usage, \
         left_out
 
@@ -140,6 +147,10 @@ BATCH_SIZE = {batch_size}
 DATA_OPTIONS = {options}
 TARGETS = {targets}
 CANT_TRAIN = {refusal}
+# The project's data edits, by row of the data file as read: new class labels, and rows
+# left out (the file itself is never changed).
+RELABEL = {relabel}
+EXCLUDE = {exclude}
 '''
 
 AUGMENTATION = '''\
@@ -178,6 +189,22 @@ def read_data(path):
     if len(x) != len(y) or not len(x):
         raise TrainingRefused(f"{path.name} has {len(x)} samples and {len(y)} labels.")
     return (x.reshape(len(x), 1) if x.ndim == 1 else x), y, task
+
+
+def apply_edits(x, y):
+    """The rows read with the project's data edits applied (RELABEL, EXCLUDE); edits of rows
+    the file doesn't have are named on stderr and left out."""
+    gone = sorted(r for r in {*RELABEL, *EXCLUDE} if r >= len(x))
+    if gone:
+        print(f"{len(gone)} data edit(s) name rows the file doesn't have ({gone[:5]}); "
+              "they were not applied.")
+    y = y.copy()
+    for row, label in RELABEL.items():
+        if row < len(y):
+            y[row] = label
+    keep = np.ones(len(x), dtype=bool)
+    keep[[r for r in EXCLUDE if r < len(x)]] = False
+    return x[keep], y[keep]
 
 
 def _gaps(path, bad, missing):
@@ -332,6 +359,7 @@ def train(data, steps=None, batch_size=BATCH_SIZE, out=TRAINED, seed=SEED, weigh
     if not str(out).endswith(".npz"):
         raise TrainingRefused(f"The trained weights are written to an .npz file, not {out}.")
     x, y, task = read_data(data)
+    x, y = apply_edits(x, y)
     (name, shape), dtype = next(iter(INPUT_SHAPES.items())), next(iter(INPUT_DTYPES.values()))
     if any(isinstance(s, int) and s != t for s, t in zip(shape, x.shape[1:])) \\
             or len(shape) != x.ndim - 1:
