@@ -4,7 +4,11 @@ Built-in sets show a field for each option their maker takes (app.datasets.optio
 CSV file is used one sample per row, or as a time series cut into sliding windows
 (window, horizon, stride, which columns are targets); a text file (.txt) is a char-level
 language-modelling set (context, stride) whose vocabulary is written into the setting
-when it is chosen, so the project saves it.
+when it is chosen, so the project saves it. A CSV or NPZ file has the choice of refusing
+rows with missing values or dropping them; a built-in set that takes `standardise` gets
+its box. "Import Image Folder…" opens widgets.image_folder_dialog; its OK commits the
+image setting with the dialog's reading. An image setting whose folder is gone or has
+changed since the project recorded it says so above the data (images.folder_status).
 
 `show_spec` fills the form from a `dataset` setting without a signal; a choice of the
 user that loads is emitted once as `chosen(spec)`, with `spec` as the settings schema
@@ -13,7 +17,8 @@ reason in the form (the `dataset_error` label) and emits nothing.
 
 The form loads nothing itself: app.datasets.loading reads, keeps and words every answer.
 A data file of loading.PROGRESS_BYTES or more is read there on a worker thread while the
-form shows a progress dialog with Cancel; the GUI thread polls the reading (no Qt call
+form shows a progress dialog with Cancel (widgets.reading_progress; any image folder is
+read so too); the GUI thread polls the reading (no Qt call
 crosses the thread) and keeps handling events. A cancelled import leaves the shown data
 set as it was and says so through `message`.
 """
@@ -27,17 +32,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QEventLoop, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QCheckBox,
     QFileDialog,
     QFormLayout,
     QLabel,
-    QProgressDialog,
     QPushButton,
     QWidget,
 )
 
 from app.datasets import BUILTIN, CLASSIFICATION, REGRESSION, Dataset
+from app.datasets.images import IMAGES, folder_status
 from app.datasets.loading import (
     WINDOWS,
     DatasetLoader,
@@ -45,11 +51,13 @@ from app.datasets.loading import (
     Reading,
     ReadingCancelled,
     builtin_of,
+    cache_key,
     column_names,
     file_kind,
     guess_delimiter,
     resolve,
 )
+from app.datasets.missing import DROP, REFUSE
 from app.datasets.text import pinned
 from widgets.dataset_preview import PreviewTable, summarize
 from widgets.dataset_series_fields import OPTION_NAMES, ROWS, SeriesFields
@@ -62,12 +70,13 @@ from widgets.form_fields import (
     set_tip,
     show_refusal,
 )
+from widgets.image_folder_dialog import ImageFolderDialog
+from widgets.reading_progress import show_reading
 
 FILE, UNKNOWN = ":file", ":unknown"  # combo entries that are not built-in keys
 MAX_SAMPLES = 1_000_000
 FILE_TYPES = ("Data files (*.csv *.npz *.txt);;CSV files (*.csv);;NumPy archives (*.npz);;"
               "Text files (*.txt);;All files (*)")
-POLL_MS = 50  # how often the GUI thread looks at a reading's progress
 
 
 class DatasetForm(SeriesFields, QWidget):
@@ -85,6 +94,7 @@ class DatasetForm(SeriesFields, QWidget):
         self._file_spec: dict[str, Any] | None = None  # the last imported file, kept on offer
         self.loader = DatasetLoader(wait=self._wait_for)  # reads and keeps the data set
         self._label_choice: Any = None  # the label column entry the form shows
+        self._status: tuple[str, str] = ("", "")  # (folders' stamp, what is wrong with them)
         self.fields: dict[str, QWidget] = {}
         self._build()
 
@@ -123,6 +133,12 @@ class DatasetForm(SeriesFields, QWidget):
             "to predict its characters."
         )
         self.import_button.clicked.connect(self._on_import_button_clicked)
+        self.image_button = QPushButton("Import Image Folder…")
+        self.image_button.setObjectName("import_images")
+        self.image_button.setToolTip("Train on photos: a folder with a subfolder per class, or "
+                                     "a CSV of path,label.")
+        self.image_button.clicked.connect(self._on_image_button_clicked)
+        self.image_dialog: ImageFolderDialog | None = None
         self.description = _note("dataset_description", "color: palette(placeholder-text);")
         samples = set_tip(self._add("samples", IntBox(0, MAX_SAMPLES)), "How many points to make.")
         samples.on_refused = lambda text: self._on_box_refused(samples, text)
@@ -140,21 +156,32 @@ class DatasetForm(SeriesFields, QWidget):
         task.addItem("Numbers (regression)", REGRESSION)
         set_tip(task, "Class labels (names or whole numbers), or numbers to predict.")
         task.activated.connect(self._on_task_activated)
+        missing = self._add("missing", Combo())
+        missing.addItem("Refuse the file", REFUSE)
+        missing.addItem("Drop those rows", DROP)
+        set_tip(missing, "Rows with an empty, NaN or infinite value: refuse the file (saying "
+                         "where), or leave those rows out (the summary counts them).")
+        missing.activated.connect(self._on_missing_activated)
+        standardise = self._add("standardise", QCheckBox("Standardise the features"))
+        set_tip(standardise, "Scale each feature to mean 0 and standard deviation 1.")
+        standardise.clicked.connect(self._on_standardise_clicked)
         self.error = _note("dataset_error", "color: #b00020;")
+        self.status = _note("dataset_status", "color: #8a5a00;")
         self.summary = _note("dataset_summary", "")
         self.preview = PreviewTable()
         self.form = form = QFormLayout(self)
         form.setContentsMargins(0, 0, 0, 0)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        for row in (combo, self.import_button, self.description):
+        for row in (combo, self.import_button, self.image_button, self.description):
             form.addRow(row)
         rows = [("Samples", samples), ("Noise", noise), ("Use the rows as", use),
-                ("Label column", label_column), ("Labels are", task)]  # fmt: skip
+                ("Label column", label_column), ("Labels are", task),
+                ("Missing values", missing), ("", standardise)]  # fmt: skip
         rows += [(box.property("label"), box) for box in options] + [("Targets", targets)]
         for label, field in rows:
             field.setProperty("label", label)
             form.addRow(label, field)
-        for row in (self.error, self.summary, self.preview):
+        for row in (self.status, self.error, self.summary, self.preview):
             form.addRow(row)
 
     def _add(self, key: str, widget: QWidget) -> Any:
@@ -171,6 +198,7 @@ class DatasetForm(SeriesFields, QWidget):
             builtin = builtin_of(self._spec)
             self._fill_builtin_options(builtin if builtin and builtin[0] in BUILTIN else None)
             self._fill_csv_options(self._spec if file_kind(self._spec) == "csv" else None)
+            self._fill_extras()
             self._fill_option_fields()
             for field in self.fields.values():
                 clear_refusal(field)
@@ -258,8 +286,38 @@ class DatasetForm(SeriesFields, QWidget):
         self._label_choice = label_column.itemData(index) if index >= 0 else None
         task.setCurrentIndex(max(0, task.findData(spec.get("task", CLASSIFICATION))))
 
+    def _fill_extras(self) -> None:
+        """The missing-values choice of a CSV or NPZ file; a built-in's standardise box."""
+        spec, missing = self._spec, self.fields["missing"]
+        kind = file_kind(spec)
+        kind = None if kind == "csv" and WINDOWS in spec else kind  # windows: no such option
+        self.form.setRowVisible(missing, kind in ("csv", "npz"))
+        if kind in ("csv", "npz"):
+            missing.setCurrentIndex(max(0, missing.findData(spec.get("missing", REFUSE))))
+        builtin = builtin_of(spec)
+        takes = builtin is not None and builtin[0] in BUILTIN and (
+            "standardise" in BUILTIN[builtin[0]].options)
+        box = self.fields["standardise"]
+        self.form.setRowVisible(box, takes)
+        if takes:
+            box.setChecked(builtin[1].get("standardise", BUILTIN[builtin[0]].options[
+                "standardise"]) is not False)
+
+    def _show_status(self) -> None:
+        """What is wrong with an image setting's folder (gone, changed), listed once per
+        state of the folders on disk, not on every refill."""
+        text = ""
+        if file_kind(self._spec) == IMAGES:
+            key = cache_key(self._spec, self._folder)
+            if self._status[0] != key:
+                self._status = (key, folder_status(self._spec, self._folder))
+            text = self._status[1]
+        self.status.setText(text)
+        self.status.setVisible(bool(text))
+
     def _show_data(self) -> None:
         self.error.hide()
+        self._show_status()
         dataset = None
         if self._spec is not None:
             try:
@@ -283,37 +341,7 @@ class DatasetForm(SeriesFields, QWidget):
         return resolve(path, self._folder)
 
     def _wait_for(self, reading: Reading) -> None:
-        """Show a large file's reading with Cancel until it ends; the GUI goes on meanwhile."""
-        dialog = QProgressDialog(f"Reading {reading.path.name}…", "Cancel", 0, 1000, self)
-        dialog.setObjectName("dataset_progress")
-        dialog.setWindowTitle("Import data")
-        dialog.setWindowModality(Qt.WindowModality.WindowModal)
-        dialog.setAutoClose(False)
-        dialog.setAutoReset(False)
-        dialog.setMinimumDuration(0)
-        dialog.canceled.connect(reading.cancel)
-        loop = QEventLoop(self)
-        timer = QTimer(self)
-        timer.setInterval(POLL_MS)
-
-        def on_timer_timeout() -> None:
-            dialog.setValue(reading.permille())
-            if reading.finished.is_set():
-                loop.quit()
-
-        timer.timeout.connect(on_timer_timeout)
-        try:
-            dialog.show()
-            timer.start()
-            if not reading.finished.is_set():
-                loop.exec()
-        finally:
-            timer.stop()
-            timer.deleteLater()
-            loop.deleteLater()
-            dialog.blockSignals(True)  # closing emits canceled(); the loader ends the reading
-            dialog.close()
-            dialog.deleteLater()
+        show_reading(self, reading)
 
     def _stored_path(self, path: Path) -> str:
         """Relative to the project's folder when inside it (so the two move together)."""
@@ -429,6 +457,42 @@ class DatasetForm(SeriesFields, QWidget):
             if delimiter != ",":
                 spec["delimiter"] = delimiter
         self._commit(spec, None, path.name)
+
+    def _on_image_button_clicked(self) -> None:
+        """The image folder dialog, window-modal; OK commits its setting (one undo step)."""
+        dialog = ImageFolderDialog(self._folder, self._import_start(), show_reading, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: self._on_image_dialog_accepted(dialog))
+        self.image_dialog = dialog
+        dialog.open()
+
+    def _on_image_dialog_accepted(self, dialog: ImageFolderDialog) -> None:
+        self.image_dialog = None
+        if dialog.spec is None:
+            return
+        spec = dialog.spec
+        self.loader = dialog.loader  # it holds the data set read for `spec`: no second read
+        self.loader.wait = self._wait_for
+        self._commit(spec, None, _file_name(spec))
+
+    def _on_missing_activated(self, index: int) -> None:
+        choice, spec = self.fields["missing"].itemData(index), self._spec
+        if file_kind(spec) not in ("csv", "npz") or choice == spec.get("missing", REFUSE):
+            return
+        new = {k: v for k, v in spec.items() if k != "missing"}
+        if choice != REFUSE:
+            new["missing"] = choice
+        self._commit(new, self.fields["missing"])
+
+    def _on_standardise_clicked(self, on: bool) -> None:
+        builtin = builtin_of(self._spec)
+        if builtin is None or builtin[0] not in BUILTIN:
+            return
+        key, options = builtin
+        options.pop("standardise", None)
+        if not on:
+            options["standardise"] = False
+        self._commit_builtin(key, options, self.fields["standardise"])
 
     def _on_label_column_activated(self, index: int) -> None:
         field = self.fields["label_column"]

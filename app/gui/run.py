@@ -27,6 +27,7 @@ from PySide6.QtWidgets import QMessageBox, QVBoxLayout, QWidget
 from app.catalogue import CATALOGUE
 from app.compiler import CompileError
 from app.compiler.network_io import trained_output
+from app.datasets.images import recorded
 from app.document import ABSENT, Project
 from app.gui.project_files import ProjectAccessError
 from app.gui.run_actions import build_run_actions
@@ -437,6 +438,7 @@ class RunController(QObject):
         file with older weights is never passed off as the run."""
         session = self.session
         self._trained_on = False
+        self._record_file_list()
         if session is None or session.project is not self.projects.project:
             return
         problem = session.fetch(WAIT_SECONDS)
@@ -444,6 +446,19 @@ class RunController(QObject):
             raise ProjectAccessError(f"{problem} Nothing was saved: save again, or stop the "
                                      "run first.")  # fmt: skip
         self._trained_on = session.status in (RUNNING, STOPPING)  # (a pause: on Resume)
+
+    def _record_file_list(self) -> None:
+        """An image folder read as it is now (it changed since the project recorded it):
+        the save records its new file list, so the next opening finds it as saved. Only
+        with no run going on; the reading is kept for the setting, nothing is read again."""
+        project, folder = self.projects.project, self._folder()
+        spec = project.training.get("dataset")
+        dataset = self.panel.already_read(spec, folder)
+        newer = recorded(spec, dataset) if dataset is not None else None
+        if newer is None or self.status != READY:
+            return
+        self.panel.data.loader.keep_as(newer, folder)
+        project.set_training("dataset", newer)
 
     def _after_save(self) -> None:
         if self._trained_on:
