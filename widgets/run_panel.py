@@ -16,6 +16,9 @@ and each step leaves settings the engine accepts. The schedule and clipping fiel
 a group of their own (widgets.run_schedule); each of their edits emits the whole new
 "lr_schedule" or "grad_clip" setting.
 
+The Augmentation group (widgets.augment_panel) emits the whole new "augmentation"
+setting (None: none) for each edit, and is locked with the other settings.
+
 Whenever the settings it shows change, the panel works out the run's planned learning
 rate per step (epochs × steps per epoch of the data set it loaded) and emits
 `schedule_planned` with it (None for a constant rate), for the Plots area to draw.
@@ -48,6 +51,7 @@ from app.session.settings import (
     check_learning_rate,
     plan_for,
 )
+from widgets.augment_panel import AugmentPanel
 from widgets.dataset_form import DatasetForm
 from widgets.form_fields import (
     Combo,
@@ -105,6 +109,7 @@ class RunPanel(QWidget):
             self._fill_numbers()
             self.schedule.show_settings(self._training.get("lr_schedule"),
                                         self._training.get("grad_clip"))  # fmt: skip
+            self.augment.show_setting(self._training.get("augmentation"))
         finally:
             self._filling = False
         self._apply_lock()
@@ -165,6 +170,11 @@ class RunPanel(QWidget):
         self.schedule.message.connect(self.message)
         self.fields.update(self.schedule.fields)
         column.addWidget(self.schedule)
+        self.augment = AugmentPanel(lambda: self.data.dataset)
+        self.augment.changed.connect(lambda value: self._emit("augmentation", value))
+        self.augment.message.connect(self.message)
+        self.fields.update(self.augment.fields)
+        column.addWidget(self.augment)
         column.addStretch(1)
         scroll_in(self, content)  # a short dock scrolls the settings, never the Inspector
 
@@ -276,6 +286,7 @@ class RunPanel(QWidget):
             if key != "learning_rate":
                 field.setEnabled(editable)
         self.import_button.setEnabled(editable)
+        self.data.image_button.setEnabled(editable)
 
     def _output_loss_text(self) -> str:
         return f"Output node's ({self._output_loss})" if self._output_loss else "Output node's loss"
