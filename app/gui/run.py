@@ -452,7 +452,10 @@ class RunController(QObject):
         the save records its new file list, so the next opening finds it as saved. Only
         with no run going on; the reading is kept for the setting, nothing is read again."""
         project, folder = self.projects.project, self._folder()
-        spec = project.training.get("dataset")
+        training = getattr(project, "training", None)
+        if not isinstance(training, dict):  # a document that is not a project: nothing to do
+            return
+        spec = training.get("dataset")
         dataset = self.panel.already_read(spec, folder)
         newer = recorded(spec, dataset) if dataset is not None else None
         if newer is None or self.status != READY:
