@@ -5,7 +5,8 @@ It evaluates its own predict-mode copy of the network (never the one being train
 from the session's weight snapshot, within a share of one core while a run streams.
 Others use it through a small API: the Run controller prepares it for a session and
 asks it to redraw; the Predict dock marks a point (`show_point`) and hears clicks
-(`point_clicked`), never touching the plot.
+(`point_clicked`); the Evaluation dock rings samples (`highlight_points`), never
+touching the plot.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pyqtgraph as pg
 from PySide6.QtCore import QObject, Qt, Signal
 
 from app.compiler import compile_project
@@ -32,6 +35,15 @@ BOUNDARY_SHARE = 0.03  # of one core, for the boundary's redraws while a run str
 GRID = (120, 120)
 
 
+def highlight_marker() -> pg.ScatterPlotItem:
+    """Wide dark rings over the points, above every other item."""
+    rings = pg.ScatterPlotItem(symbol="o", size=16, brush=None,
+                               pen=pg.mkPen("#111111", width=2.5))  # fmt: skip
+    rings.setZValue(30)
+    rings.hide()
+    return rings
+
+
 class BoundaryPlot(QObject):
     """The decision-boundary view of one window, following the session it is prepared for."""
 
@@ -45,6 +57,8 @@ class BoundaryPlot(QObject):
         self.marker = point_marker()
         self.marker.hide()
         self.view.plot.addItem(self.marker)
+        self.highlight = highlight_marker()  # samples the Evaluation dock lists
+        self.view.plot.addItem(self.highlight)
         self._preview: Any = None  # a predict-mode copy of the network
         self._preview_params: dict = {}
         self._grid: tuple | None = None  # (extent, points) for 2-feature data
@@ -66,6 +80,24 @@ class BoundaryPlot(QObject):
 
     def hide_point(self) -> None:
         self.marker.hide()
+
+    def highlight_points(self, x: np.ndarray, y: np.ndarray) -> None:
+        """Ring the points (x[i], y[i]), e.g. the samples of a confusion-matrix cell."""
+        self.highlight.setData(x=np.asarray(x, dtype=np.float64),
+                               y=np.asarray(y, dtype=np.float64))  # fmt: skip
+        self.highlight.show()
+
+    def clear_highlight(self) -> None:
+        self.highlight.setData(x=[], y=[])
+        self.highlight.hide()
+
+    @property
+    def highlighted(self) -> np.ndarray:
+        """(n, 2): the points ringed now."""
+        if not self.highlight.isVisible():
+            return np.zeros((0, 2))
+        x, y = self.highlight.getData()
+        return np.column_stack((x, y))
 
     def prepare(self, session: TrainingSession) -> None:
         """Follow `session`: a second, predict-mode copy of its network to evaluate, made
