@@ -22,6 +22,7 @@ from app.gui import imports, project_files
 from app.gui.autosave import INTERVAL_KEY, Autosave, interval_setting
 from app.gui.boundary import BoundaryPlot
 from app.gui.custom_cells import CustomCellController
+from app.gui.evaluation import EvaluationController
 from app.gui.export import ExportController
 from app.gui.hooks import HookController
 from app.gui.parameters import ParameterController
@@ -45,7 +46,7 @@ from widgets.preferences_dialog import Preferences, PreferencesDialog
 PROJECT_FILTER = "Cellwright projects (*.cwproj);;All files (*)"
 GEOMETRY_KEY = "main_window/geometry"
 STATE_KEY = "main_window/state"
-STATE_VERSION = 3  # bump when the dock set changes, so old layouts are ignored
+STATE_VERSION = 4  # bump when the dock set changes, so old layouts are ignored
 
 
 def _reports_errors(what: str) -> Callable:
@@ -103,6 +104,7 @@ class MainWindow(QMainWindow):
         self.parameters = ParameterController(  # the Inspector's Parameters, the editor dock
             shell, projects, sessions, editor, self.workbench.inspector)
         self.predict = PredictController(shell, projects, sessions, self.boundary)
+        self.evaluation = EvaluationController(shell, sessions, self.boundary)  # beside Plots
         self.autosave = Autosave(shell, projects, sessions, settings)  # recovery copies
         self.exports = ExportController(shell, projects, editor, settings)  # File → Export
         self.import_menu = imports.add_import_menu(self)  # File → Import: ONNX, weights
