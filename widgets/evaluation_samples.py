@@ -1,19 +1,25 @@
 """Samples of an evaluation, each with its label, the prediction and the probabilities: image
-thumbnails in a grid for image data, a table of feature values for any other data."""
+thumbnails in a grid for image data, a table of feature values for any other data. A chosen
+sample can be relabelled ("Relabel as…", a class chooser) or excluded, from the buttons
+under the samples or the context menu; the view only asks (`relabel_requested`,
+`exclude_requested`), its owner makes the data edit."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QPoint, QSize, Qt, Signal
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QHBoxLayout,
     QLabel,
     QListView,
     QListWidget,
     QListWidgetItem,
+    QMenu,
+    QPushButton,
     QStackedWidget,
     QTableWidget,
     QTableWidgetItem,
@@ -99,13 +105,17 @@ def _image(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray | None:
 
 class SampleView(QWidget):
     """A grid of thumbnails (image data) or a table (other data) of samples; `sample_chosen`
-    with a sample's row when one is clicked."""
+    with a sample's row when one is clicked; `relabel_requested(row, class)` and
+    `exclude_requested(row)` when the user asks to fix the chosen sample's data."""
 
     sample_chosen = Signal(int)
+    relabel_requested = Signal(int, int)  # the row of the evaluated split, the new class
+    exclude_requested = Signal(int)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.rows: list[SampleRow] = []
+        self.class_names: tuple[str, ...] = ()  # the classes a sample can be relabelled as
         self.note = QLabel("Click a cell of the confusion matrix to see its samples.")
         self.note.setObjectName("sample_note")
         self.note.setWordWrap(True)
@@ -128,12 +138,37 @@ class SampleView(QWidget):
         self._pages = QStackedWidget()
         self._pages.addWidget(self.table)
         self._pages.addWidget(self.grid)
+        self.relabel_button = QPushButton("Relabel as…")
+        self.relabel_button.setObjectName("relabel_sample")
+        self.relabel_button.setToolTip("Give the chosen sample another class (an undoable data "
+                                       "edit; the data's files are not changed)")  # fmt: skip
+        self.relabel_menu = QMenu(self.relabel_button)  # the class chooser
+        self.relabel_menu.setObjectName("relabel_menu")
+        self.relabel_button.setMenu(self.relabel_menu)
+        self.exclude_button = QPushButton("Exclude")
+        self.exclude_button.setObjectName("exclude_sample")
+        self.exclude_button.setToolTip("Leave the chosen sample out of training and evaluation "
+                                       "(an undoable data edit)")  # fmt: skip
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(self.relabel_button)
+        buttons.addWidget(self.exclude_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.note)
         layout.addWidget(self._pages, 1)
+        layout.addLayout(buttons)
         self.grid.itemClicked.connect(self._on_grid_item_clicked)
         self.table.cellClicked.connect(self._on_table_cell_clicked)
+        for view in (self.grid, self.table):
+            view.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+            view.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+            view.customContextMenuRequested.connect(
+                lambda pos, v=view: self._on_context_menu_requested(v, pos))
+            view.itemSelectionChanged.connect(self._update_buttons)
+        self.relabel_menu.aboutToShow.connect(self._on_relabel_menu_about_to_show)
+        self.exclude_button.clicked.connect(self._on_exclude_button_clicked)
+        self._update_buttons()
 
     @property
     def images_shown(self) -> bool:
@@ -141,6 +176,37 @@ class SampleView(QWidget):
 
     def shown_indices(self) -> list[int]:
         return [row.index for row in self.rows]
+
+    def chosen(self) -> SampleRow | None:
+        """The sample selected in the grid or the table, if any."""
+        if self.images_shown:
+            items = self.grid.selectedItems()
+            r = self.grid.row(items[0]) if items else -1
+        else:
+            picked = self.table.selectionModel().selectedRows()
+            r = picked[0].row() if picked else -1
+        return self.rows[r] if 0 <= r < len(self.rows) else None
+
+    def choose(self, index: int) -> None:
+        """Select the sample of row `index` of the evaluated split (as a click does)."""
+        for r, row in enumerate(self.rows):
+            if row.index == index:
+                if self.images_shown:
+                    self.grid.setCurrentRow(r)
+                else:
+                    self.table.selectRow(r)
+                return
+        raise KeyError(index)
+
+    def relabel_actions(self, row: SampleRow, menu: QMenu) -> None:
+        """Fill `menu` with a class per entry; the sample's own label is not offered."""
+        menu.clear()
+        for k, name in enumerate(self.class_names):
+            action = menu.addAction(name)
+            action.setObjectName(f"relabel_as_{k}")
+            action.setEnabled(name != row.label)
+            action.triggered.connect(
+                lambda checked=False, i=row.index, c=k: self.relabel_requested.emit(i, c))
 
     def clear(self, note: str = "") -> None:
         self.rows = []
@@ -151,10 +217,14 @@ class SampleView(QWidget):
         self.table.setColumnHidden(COLUMNS.index("Probabilities"), False)
         self._pages.setCurrentWidget(self.table)
         self.note.setText(note)
+        self._update_buttons()
 
     def show_samples(self, rows: list[SampleRow], title: str, total: int | None = None,
-                     feature_names: tuple[str, ...] = ()) -> None:  # fmt: skip
-        """List `rows` under `title`; `total` samples in all (more than are listed)."""
+                     feature_names: tuple[str, ...] = (),
+                     class_names: tuple[str, ...] = ()) -> None:  # fmt: skip
+        """List `rows` under `title`; `total` samples in all (more than are listed);
+        `class_names`: the classes a sample can be relabelled as (none: a regression)."""
+        self.class_names = tuple(class_names)
         total = len(rows) if total is None else total
         rows = rows[:MAX_SHOWN]
         self.rows = rows
@@ -168,6 +238,7 @@ class SampleView(QWidget):
             note += self._fill_table(rows, feature_names)
         self.note.setText(note + ".")
         self._pages.setCurrentWidget(self.grid if images else self.table)
+        self._update_buttons()
 
     def _fill_grid(self, rows: list[SampleRow]) -> None:
         self.grid.clear()
@@ -209,6 +280,45 @@ class SampleView(QWidget):
                 self.table.setItem(r, c, item)
         self.table.resizeColumnsToContents()
         return f"; {width - shown} more features not shown" if width > shown else ""
+
+    def _update_buttons(self) -> None:
+        row = self.chosen()
+        self.relabel_button.setEnabled(row is not None and len(self.class_names) > 1)
+        self.relabel_button.setVisible(bool(self.class_names))  # not for a regression
+        self.exclude_button.setEnabled(row is not None)
+        hint = "" if row is not None else "Choose a sample first."
+        self.exclude_button.setStatusTip(hint)
+
+    def _on_relabel_menu_about_to_show(self) -> None:
+        row = self.chosen()
+        if row is not None:
+            self.relabel_actions(row, self.relabel_menu)
+        else:
+            self.relabel_menu.clear()
+
+    def _on_exclude_button_clicked(self) -> None:
+        row = self.chosen()
+        if row is not None:
+            self.exclude_requested.emit(row.index)
+
+    def _on_context_menu_requested(self, view: QAbstractItemView, pos: QPoint) -> None:
+        index = view.indexAt(pos)
+        if not index.isValid() or not 0 <= index.row() < len(self.rows):
+            return
+        view.setCurrentIndex(index)  # the sample under the pointer is the one edited
+        self.context_menu(self.rows[index.row()]).exec(view.viewport().mapToGlobal(pos))
+
+    def context_menu(self, row: SampleRow) -> QMenu:
+        """The menu a right click on `row` opens: Relabel as ▸ (classes), Exclude."""
+        menu = QMenu(self)
+        menu.setObjectName("sample_menu")
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        if self.class_names:
+            self.relabel_actions(row, menu.addMenu("Relabel as"))
+        exclude = menu.addAction("Exclude")
+        exclude.setObjectName("exclude_sample_action")
+        exclude.triggered.connect(lambda checked=False, i=row.index: self.exclude_requested.emit(i))
+        return menu
 
     def _on_grid_item_clicked(self, item: QListWidgetItem) -> None:
         self.sample_chosen.emit(int(item.data(Qt.ItemDataRole.UserRole)))

@@ -48,6 +48,9 @@ class EvaluationView(QWidget):
     split_changed = Signal(str)  # VALIDATION or TRAINING
     refresh_requested = Signal()
     samples_shown = Signal(object)  # the rows (np.ndarray) of the evaluated set now listed
+    # From any sample view: fix the data of a sample (its row in `evaluation.data`).
+    relabel_requested = Signal(int, int)  # row, new class
+    exclude_requested = Signal(int)  # row
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -120,6 +123,9 @@ class EvaluationView(QWidget):
         self.matrix.cell_clicked.connect(self.show_cell)
         self.wrong_only_box.toggled.connect(self._on_wrong_only_box_toggled)
         self.sample_tabs.currentChanged.connect(self._on_sample_tabs_changed)
+        for view in (self.cell_samples, self.worst_samples, self.regression_worst):
+            view.relabel_requested.connect(self.relabel_requested)
+            view.exclude_requested.connect(self.exclude_requested)
 
     def _with_header(self, widget: QWidget, header: QWidget) -> QWidget:
         box = QWidget()
@@ -171,9 +177,12 @@ class EvaluationView(QWidget):
         self.message.setText(text)
         self.message.setVisible(bool(text))
 
-    def clear(self, text: str) -> None:
-        """No evaluation to show, and why."""
-        self.evaluation, self.cell = None, None
+    def clear(self, text: str, keep_cell: bool = False) -> None:
+        """No evaluation to show, and why; with `keep_cell`, the cell listed is listed again
+        in the next evaluation shown (the same data, changed by a data edit)."""
+        self.evaluation = None
+        if not keep_cell:
+            self.cell = None
         self.pages.hide()
         self.summary.setText("")
         self.set_message(text)
@@ -206,7 +215,9 @@ class EvaluationView(QWidget):
             self.curves.show_curves(c, self.matrix.names[1])
         self._show_worst(emit=False)
         if self.cell is not None and max(self.cell) < c.num_classes:
+            tab = self.sample_tabs.currentIndex()
             self.show_cell(*self.cell)
+            self.sample_tabs.setCurrentIndex(tab)  # the list the user was looking at
         else:
             self.cell = None
             self.matrix.set_chosen(None)
@@ -225,7 +236,8 @@ class EvaluationView(QWidget):
         rows = sample_rows(evaluation, indices[:MAX_SHOWN], self.image_shape)
         self.cell_samples.show_samples(
             rows, f"True {names[true_class]}, predicted {names[predicted_class]}",
-            total=len(indices), feature_names=evaluation.data.feature_names)
+            total=len(indices), feature_names=evaluation.data.feature_names,
+            class_names=names)
         self.sample_tabs.setCurrentIndex(CELL_TAB)
         self._emit_shown()
 
@@ -238,7 +250,8 @@ class EvaluationView(QWidget):
         what = "wrong predictions" if wrong_only else "samples"
         rows = sample_rows(evaluation, indices, self.image_shape)
         self.worst_samples.show_samples(rows, f"The {what} of highest loss",
-                                        feature_names=evaluation.data.feature_names)
+                                        feature_names=evaluation.data.feature_names,
+                                        class_names=self.matrix.names)  # fmt: skip
         if emit:
             self._emit_shown()
 
