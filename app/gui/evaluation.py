@@ -7,6 +7,11 @@ after each epoch (the timer watches the session's epoch history while a run trai
 a run pauses or ends, when weights are edited, on Refresh and when the set is switched;
 out of view it only notes that it is behind and catches up when it is seen. For 2-feature
 data the samples listed are also marked on the decision boundary.
+
+From any sample view the user relabels or excludes a sample: one undoable data edit
+(app.undo.data_edits) on the window's undo stack; a refusal shows in the status bar. The
+Run controller then makes a session with the edited sets, and this dock evaluates it,
+keeping the listed cell, so the sample's new label (or its absence) shows.
 """
 
 from __future__ import annotations
@@ -36,10 +41,12 @@ from app.session.evaluation import (
 )
 from app.session.predict import image_shape
 from app.session.predict_sequence import is_sequence
+from app.undo import data_edits
 from widgets.evaluation_view import SPLIT_TITLES, EvaluationView
 
 if TYPE_CHECKING:
     from app.gui.boundary import BoundaryPlot
+    from app.gui.project_holder import ProjectHolder
     from app.gui.session_bridge import QtSessionBridge
     from app.gui.session_holder import SessionHolder
     from app.gui.shell import Shell
@@ -90,13 +97,21 @@ class EvaluationJob:
 class EvaluationController(QObject):
     """The Evaluation dock of one main window, following the session holder's session."""
 
-    def __init__(self, shell: Shell, sessions: SessionHolder, boundary: BoundaryPlot) -> None:
+    def __init__(self, shell: Shell, projects: ProjectHolder, sessions: SessionHolder,
+                 boundary: BoundaryPlot) -> None:  # fmt: skip
         super().__init__(shell)
-        self.shell, self.sessions, self.boundary = shell, sessions, boundary
+        self.shell, self.projects = shell, projects
+        self.sessions, self.boundary = sessions, boundary
         self.view = EvaluationView()
         self.dock = shell.add_dock("Evaluation", "evaluation_dock",
                                    Qt.DockWidgetArea.BottomDockWidgetArea, self.view,
-                                   tab_with="plots_dock", view_menu=True)  # fmt: skip
+                                   view_menu=True)  # fmt: skip
+        # Beside the Plots, shown from View → Evaluation: as a tab of the Plots it would
+        # take the hook panes' place there (Qt tabs a dock split against a tab group).
+        plots = shell.dock("plots_dock")
+        if plots is not None:
+            shell.window.splitDockWidget(plots, self.dock, Qt.Orientation.Horizontal)
+        self.dock.hide()
         self.evaluator: Evaluator | None = None
         self.image_shape: tuple[int, ...] | None = None
         self.points = False  # 2-feature data: samples are marked on the decision boundary
@@ -106,6 +121,7 @@ class EvaluationController(QObject):
         self._epochs_seen = 0  # epochs in the session's history when last evaluated
         self._next_after_epoch = 0.0  # monotonic time before which an ended epoch waits
         self._bridge: QtSessionBridge | None = None
+        self._data_key: tuple = ()  # what the last session evaluated was made on
         self.in_view = False  # a dock behind a tab stays "visible": visibilityChanged tells
         self._timer = QTimer(self)
         self._timer.setInterval(POLL_MS)
@@ -113,6 +129,8 @@ class EvaluationController(QObject):
         self.view.refresh_requested.connect(self._on_view_refresh_requested)
         self.view.split_changed.connect(self._on_view_split_changed)
         self.view.samples_shown.connect(self._on_view_samples_shown)
+        self.view.relabel_requested.connect(self._on_view_relabel_requested)
+        self.view.exclude_requested.connect(self._on_view_exclude_requested)
         self.dock.visibilityChanged.connect(self._on_dock_visibility_changed)
         sessions.changed.connect(self._on_sessions_changed)
         sessions.weights_changed.connect(self._on_sessions_weights_changed)
@@ -187,8 +205,9 @@ class EvaluationController(QObject):
         self.boundary.clear_highlight()
         self._watch_bridge()
         session = self.sessions.session
-        if session is None:
-            self.view.clear(self.sessions.problem or "There is no network to evaluate.")
+        if session is None:  # (the cell listed stays chosen for a session on the same data)
+            self.view.clear(self.sessions.problem or "There is no network to evaluate.",
+                            keep_cell=True)  # fmt: skip
             QTimer.singleShot(0, self, self._show_problem)  # the reason is known a bit later
             self._update_timer()
             return
@@ -201,7 +220,8 @@ class EvaluationController(QObject):
         data = session.dataset
         self.points = data.sample_shape == (2,)
         self.image_shape = None if is_sequence(data, session.project) else image_shape(data)
-        self.view.clear("")
+        data_key, self._data_key = self._data_key, _data_key(session)
+        self.view.clear("", keep_cell=data_key == self._data_key)
         self.stale = True
         if self.in_view:
             self.refresh()
@@ -274,6 +294,27 @@ class EvaluationController(QObject):
         except Exception:
             log.exception("marking samples on the decision boundary failed")
 
+    def _on_view_relabel_requested(self, index: int, label: int) -> None:
+        self._edit_data(data_edits.relabel, index, label)
+
+    def _on_view_exclude_requested(self, index: int) -> None:
+        self._edit_data(data_edits.exclude, index)
+
+    def _edit_data(self, edit, index: int, *args: int) -> None:
+        """Make a data edit of sample `index` of the evaluation shown (one undo step)."""
+        try:
+            evaluation = self.view.evaluation
+            if evaluation is None:
+                self.shell.show_message("There is no evaluation to edit the data of.", 8000)
+                return
+            stack = self.projects.undo_stack
+            message = edit(stack, self.projects.project, evaluation.data, index, *args)
+            self.shell.show_message(message or f"{stack.undoText()}: training and the "
+                                    "evaluation use it from now on.", 8000)  # fmt: skip
+        except Exception as exc:  # a bug must not take the window down
+            log.exception("the data edit failed")
+            self.shell.report_error("Data edit", exc)
+
     def _on_dock_visibility_changed(self, visible: bool) -> None:
         self.in_view = visible
         self._update_timer()
@@ -283,3 +324,9 @@ class EvaluationController(QObject):
         self._cancel()
         if self.job is not None and self.job.thread is not None:
             self.job.thread.join(timeout=10)
+
+
+def _data_key(session: TrainingSession) -> tuple:
+    """What a session evaluates: its project and data set (the same after a data edit)."""
+    data = session.dataset
+    return (id(session.project), data.name, tuple(data.class_names or ()), data.sample_shape)

@@ -22,6 +22,7 @@ from app.gui import imports, project_files
 from app.gui.autosave import INTERVAL_KEY, Autosave, interval_setting
 from app.gui.boundary import BoundaryPlot
 from app.gui.custom_cells import CustomCellController
+from app.gui.data_edits import DataEditsController
 from app.gui.evaluation import EvaluationController
 from app.gui.export import ExportController
 from app.gui.hooks import HookController
@@ -104,7 +105,9 @@ class MainWindow(QMainWindow):
         self.parameters = ParameterController(  # the Inspector's Parameters, the editor dock
             shell, projects, sessions, editor, self.workbench.inspector)
         self.predict = PredictController(shell, projects, sessions, self.boundary)
-        self.evaluation = EvaluationController(shell, sessions, self.boundary)  # beside Plots
+        self.evaluation = EvaluationController(  # beside Plots
+            shell, projects, sessions, self.boundary)
+        self.data_edits = DataEditsController(shell, projects, sessions)  # beside Evaluation
         self.autosave = Autosave(shell, projects, sessions, settings)  # recovery copies
         self.exports = ExportController(shell, projects, editor, settings)  # File → Export
         self.import_menu = imports.add_import_menu(self)  # File → Import: ONNX, weights

@@ -34,6 +34,7 @@ def window(qtbot):
 def open_dock(window, qtbot, path, **training):
     run = open_example(window, qtbot, path, **training)
     controller = window.evaluation
+    controller.dock.show()  # View → Evaluation
     controller.dock.raise_()
     qtbot.waitUntil(lambda: controller.in_view, timeout=TIMEOUT)
     qtbot.waitUntil(lambda: shows(controller, run.session), timeout=TIMEOUT)
@@ -66,12 +67,17 @@ def most_confused(confusion: np.ndarray) -> tuple[int, int]:
     return int(i), int(j)
 
 
-def test_the_dock_sits_beside_the_plots_and_in_the_view_menu(window):
+def test_the_dock_sits_beside_the_plots_and_in_the_view_menu(window, qtbot):
     dock = window.evaluation.dock
     assert dock.objectName() == "evaluation_dock" and dock.windowTitle() == "Evaluation"
-    assert dock in window.tabifiedDockWidgets(window.plots_dock)
+    assert not dock.isVisible() and not window.evaluation.in_view  # nothing evaluated unseen
     view_menu = window.shell.menu("view_menu")
     assert dock.toggleViewAction() in view_menu.actions()
+    dock.toggleViewAction().trigger()  # View → Evaluation
+    qtbot.waitUntil(dock.isVisible, timeout=TIMEOUT)
+    assert window.dockWidgetArea(dock) == window.dockWidgetArea(window.plots_dock)
+    assert dock not in window.tabifiedDockWidgets(window.plots_dock)  # beside, not behind
+    assert dock.geometry().left() >= window.plots_dock.geometry().right()
 
 
 def test_spiral_after_training_matches_the_evaluation_and_a_cell_rings_its_points(window, qtbot):
