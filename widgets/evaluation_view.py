@@ -15,7 +15,6 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QCheckBox,
-    QComboBox,
     QFrame,
     QHBoxLayout,
     QHeaderView,
@@ -35,6 +34,7 @@ from app.session.evaluation import TRAINING, VALIDATION, WORST, Evaluation
 from widgets.evaluation_curves import BinaryCurves, RegressionPlots
 from widgets.evaluation_matrix import ConfusionMatrixView
 from widgets.evaluation_samples import MAX_SHOWN, SampleView, sample_rows
+from widgets.form_fields import Combo
 
 SPLIT_TITLES = {VALIDATION: "Validation set", TRAINING: "Training set"}
 RIGHT = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
@@ -59,7 +59,7 @@ class EvaluationView(QWidget):
         self.image_shape: tuple[int, ...] | None = None
         self.cell: tuple[int, int] | None = None  # the confusion-matrix cell listed
 
-        self.split_box = QComboBox()
+        self.split_box = Combo()  # the wheel changes it only once clicked into
         self.split_box.setObjectName("evaluation_split")
         for split, title in SPLIT_TITLES.items():
             self.split_box.addItem(title, split)
