@@ -20,7 +20,6 @@ from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
 
 import numpy as np
-from PIL import Image, ImageOps
 
 from app.datasets.csv_stream import cancelled_message
 from app.datasets.dataset import DatasetError
@@ -34,6 +33,13 @@ Progress = Callable[[int, int], None]  # (files decoded, files listed)
 Cancelled = Callable[[], bool]
 
 
+def _pil():
+    """Pillow's Image and ImageOps, imported when an image is first read (not at start-up)."""
+    from PIL import Image, ImageOps
+
+    return Image, ImageOps
+
+
 class TooLarge(ValueError):
     """An image with more pixels than MAX_PIXELS."""
 
@@ -41,6 +47,7 @@ class TooLarge(ValueError):
 def decode_file(path: Path, size: tuple[int, int], fit: str, gray: bool) -> np.ndarray:
     """One image file as uint8 (H, W) for grey or (H, W, 3) for RGB; raises if unreadable."""
     height, width = size
+    Image, ImageOps = _pil()
     with Image.open(path) as image:
         if image.width * image.height > MAX_PIXELS:
             raise TooLarge(f"{image.width}×{image.height} pixels is more than a sample image "
@@ -56,8 +63,9 @@ def decode_file(path: Path, size: tuple[int, int], fit: str, gray: bool) -> np.n
         return np.asarray(image, dtype=np.uint8)
 
 
-def _eight_bit(image: Image.Image, gray: bool) -> Image.Image:
+def _eight_bit(image, gray: bool):
     """The image in mode 'L' or 'RGB', transparency over white, 16-bit scaled down."""
+    Image, _ = _pil()
     target = "L" if gray else "RGB"
     if image.mode in ("I;16", "I;16B", "I;16L", "I", "F"):
         values = np.asarray(image, dtype=np.float32)
@@ -128,6 +136,7 @@ def decode_all(paths: list[Path], size: tuple[int, int], fit: str, gray: bool, *
 
 
 def _reason(exc: Exception) -> str:
+    Image, _ = _pil()
     if isinstance(exc, Image.UnidentifiedImageError):
         return "not an image Pillow can read"
     if isinstance(exc, TooLarge):
