@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject, Qt
+from PySide6.QtCore import QObject
 
 from app.document import Project
 from widgets.data_edits_table import DataEditsTable
@@ -35,10 +35,8 @@ class DataEditsController(QObject):
         self.table = DataEditsTable(project if isinstance(project, Project) else Project(),
                                     projects.undo_stack)  # fmt: skip
         self.table.setObjectName("data_edits_table")
-        self.dock = shell.add_dock("Data edits", "data_edits_dock",
-                                   Qt.DockWidgetArea.BottomDockWidgetArea, self.table,
-                                   tab_with="evaluation_dock", view_menu=True)  # fmt: skip
-        self.dock.hide()  # with the Evaluation dock, from the View menu
+        self.dock = shell.add_dock_when_shown("Data edits", "data_edits_dock", self.table,
+                                              tab_with="evaluation_dock")  # fmt: skip
         self.table.refused.connect(lambda text: shell.show_message(text, 8000))
         projects.project_changed.connect(self._on_projects_project_changed)
         sessions.changed.connect(self._on_sessions_changed)

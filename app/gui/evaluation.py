@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-from PySide6.QtCore import QObject, Qt, QTimer
+from PySide6.QtCore import QObject, QTimer
 
 from app.session import (
     READY,
@@ -103,15 +103,10 @@ class EvaluationController(QObject):
         self.shell, self.projects = shell, projects
         self.sessions, self.boundary = sessions, boundary
         self.view = EvaluationView()
-        self.dock = shell.add_dock("Evaluation", "evaluation_dock",
-                                   Qt.DockWidgetArea.BottomDockWidgetArea, self.view,
-                                   view_menu=True)  # fmt: skip
-        # Beside the Plots, shown from View → Evaluation: as a tab of the Plots it would
+        # Beside the Plots once shown from View → Evaluation: as a tab of the Plots it would
         # take the hook panes' place there (Qt tabs a dock split against a tab group).
-        plots = shell.dock("plots_dock")
-        if plots is not None:
-            shell.window.splitDockWidget(plots, self.dock, Qt.Orientation.Horizontal)
-        self.dock.hide()
+        self.dock = shell.add_dock_when_shown("Evaluation", "evaluation_dock", self.view,
+                                              beside="plots_dock")  # fmt: skip
         self.evaluator: Evaluator | None = None
         self.image_shape: tuple[int, ...] | None = None
         self.points = False  # 2-feature data: samples are marked on the decision boundary

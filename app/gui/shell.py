@@ -62,6 +62,41 @@ class Shell(QObject):
                 menu.addAction(dock.toggleViewAction())
         return dock
 
+    def add_dock_when_shown(self, title: str, name: str, widget: QWidget, *, beside: str = "",
+                            tab_with: str = "") -> QDockWidget:  # fmt: skip
+        """A dock listed in View, kept out of the layout until it is first shown: a hidden
+        dock in a dock area still counts toward its minimum size (two of them squeezed the
+        side docks at 1280 × 800). Shown, it goes right of the dock `beside` or becomes a
+        tab of `tab_with`, in that dock's area."""
+        dock = QDockWidget(title, self.window)
+        dock.setObjectName(name)
+        dock.setWidget(widget)
+        dock.setFloating(True)
+        dock.hide()
+        placed = False
+
+        def place(visible: bool) -> None:
+            nonlocal placed
+            if not visible or placed:  # (hidden as the window closes: nothing to do)
+                return
+            anchor = self.dock(beside or tab_with)
+            if anchor is None:
+                return
+            placed = True
+            self.window.addDockWidget(self.window.dockWidgetArea(anchor), dock)
+            dock.setFloating(False)
+            if tab_with and anchor.isVisible():
+                self.window.tabifyDockWidget(anchor, dock)
+            else:
+                self.window.splitDockWidget(anchor, dock, Qt.Orientation.Horizontal)
+            dock.show()
+
+        dock.visibilityChanged.connect(place)
+        menu = self.menu("view_menu")
+        if menu is not None:
+            menu.addAction(dock.toggleViewAction())
+        return dock
+
     def set_dock_widget(self, name: str, widget: QWidget) -> QDockWidget:
         """Put `widget` into the dock `name` (its placeholder is deleted)."""
         dock = self.dock(name)

@@ -74,10 +74,11 @@ def test_the_dock_sits_beside_the_plots_and_in_the_view_menu(window, qtbot):
     view_menu = window.shell.menu("view_menu")
     assert dock.toggleViewAction() in view_menu.actions()
     dock.toggleViewAction().trigger()  # View → Evaluation
-    qtbot.waitUntil(dock.isVisible, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: dock.isVisible() and not dock.isFloating(), timeout=TIMEOUT)
     assert window.dockWidgetArea(dock) == window.dockWidgetArea(window.plots_dock)
     assert dock not in window.tabifiedDockWidgets(window.plots_dock)  # beside, not behind
-    assert dock.geometry().left() >= window.plots_dock.geometry().right()
+    qtbot.waitUntil(lambda: dock.geometry().left() >= window.plots_dock.geometry().right(),
+                    timeout=TIMEOUT)  # fmt: skip
 
 
 def test_spiral_after_training_matches_the_evaluation_and_a_cell_rings_its_points(window, qtbot):

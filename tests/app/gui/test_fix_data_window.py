@@ -209,7 +209,7 @@ def test_the_data_edits_dock_sits_beside_the_evaluation_and_in_the_view_menu(win
     assert not dock.isVisible()  # View → Data edits shows it
     window.evaluation.dock.toggleViewAction().trigger()
     dock.toggleViewAction().trigger()
-    qtbot.waitUntil(lambda: dock.isVisible() and window.evaluation.dock.isVisible())
-    assert dock in window.tabifiedDockWidgets(window.evaluation.dock)
+    qtbot.waitUntil(lambda: dock in window.tabifiedDockWidgets(window.evaluation.dock))
+    assert not dock.isFloating() and not window.evaluation.dock.isFloating()
     assert dock.toggleViewAction() in window.shell.menu("view_menu").actions()
     assert dock.widget() is window.data_edits.table
