@@ -3,6 +3,7 @@ on a copy of the network, refusing what it can't read."""
 
 import re
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -269,7 +270,12 @@ def test_sampling_runs_on_a_copy_off_the_callers_thread_and_leaves_the_session_a
     assert again.text == job.text  # seeded: the same text
 
 
-def test_a_job_stops_when_cancelled(trained):
+def test_a_job_stops_when_cancelled(trained, monkeypatch):
+    # Each step a little slower than the model: the 2,000 characters take a second, so the
+    # stop below always comes first (in a loaded suite the sampler once finished before it).
+    advance = Continuation.advance
+    monkeypatch.setattr(Continuation, "advance",
+                        lambda self, count=1: (time.sleep(0.002), advance(self, count))[1])
     text = TextPredictor(Predictor(trained))
     job = text.start_sampling("the ", MAX_LENGTH, 1.0, seed=0)
     text.stop()
