@@ -1,5 +1,5 @@
 """Headless command line: `cellwright <command> ...` (train, info, export, import, predict,
-import-weights, evaluate), no Qt.
+import-weights, evaluate, lr-find, sweep, runs), no Qt.
 
 `app.main` hands argv over to `main()` here when its first word names a command
 registered on the parser. Each command is a subparser that sets
@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from app import __version__
+from app.cli.run_parsers import add_run_commands
 
 EXIT_OK, EXIT_PROBLEM, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -154,6 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--trust", action="store_true",
                           help="run the project's custom Cell code (otherwise it is not run)")
     evaluate.set_defaults(run=_run("app.cli.evaluate"))
+    add_run_commands(commands, _run, _positive_int, _positive_float)  # lr-find, sweep, runs
     return parser
 
 

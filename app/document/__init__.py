@@ -36,6 +36,7 @@ from app.document.node import (
     new_id,
 )
 from app.document.project import EDGE_HOOK_KINDS, HOOK_KINDS, NODE_HOOK_KINDS, Hook, Project
+from app.document.runs import RunHistory, RunRecord, RunsChanged
 
 __all__ = [
     "ABSENT",
@@ -71,6 +72,9 @@ __all__ = [
     "PortsChanged",
     "Project",
     "Removal",
+    "RunHistory",
+    "RunRecord",
+    "RunsChanged",
     "Subscription",
     "TrainingChanged",
     "Ungrouping",

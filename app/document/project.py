@@ -20,6 +20,7 @@ from app.document.events import (
 )
 from app.document.graph import Graph
 from app.document.node import ABSENT, DocumentError, check_id, new_id, same_value
+from app.document.runs import RunHistory
 
 # A probe kind is a pane looking inside a layer through its `probe` (app.session.probes).
 PROBE_HOOK_KINDS = ("attention", "recurrent")
@@ -92,8 +93,12 @@ class Project:
     hook_history: dict[str, dict[str, np.ndarray]] = field(default_factory=dict)
     frozen: dict[str, set[str]] = field(default_factory=dict)
     metadata: dict[str, Any] = field(default_factory=dict)
+    runs: RunHistory = field(default_factory=RunHistory)  # the run history (app.document.runs)
     # TrainingChanged after each `set_training` (the graph has its own `graph.events`).
     events: Events = field(default_factory=Events, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.runs.emit = self.events.emit  # RunsChanged reaches the project's listeners
 
     def set_training(self, key: str, value: Any) -> None:
         """Set one training setting (ABSENT removes it) and tell the project's listeners."""

@@ -26,10 +26,12 @@ from app.gui.data_edits import DataEditsController
 from app.gui.evaluation import EvaluationController
 from app.gui.export import ExportController
 from app.gui.hooks import HookController
+from app.gui.lr_finder import LRFinderController
 from app.gui.parameters import ParameterController
 from app.gui.predict import PredictController
 from app.gui.project_holder import ProjectHolder
 from app.gui.run import RunController
+from app.gui.runs import RunsController
 from app.gui.session_holder import SessionHolder
 from app.gui.settings import (
     DATA_FOLDER_KEY,
@@ -39,6 +41,7 @@ from app.gui.settings import (
     data_folder_text,
 )
 from app.gui.shell import Shell, placeholder
+from app.gui.sweeps import SweepController
 from app.gui.theme import THEME_KEY, THEMES, apply_theme, theme_setting
 from app.gui.workbench import Workbench
 from app.undo.commands import DocumentStack
@@ -101,6 +104,9 @@ class MainWindow(QMainWindow):
         self.boundary = BoundaryPlot(projects, sessions, self)  # the decision boundary
         self.run = RunController(  # the Run menu, panel, progress and curves
             shell, projects, sessions, editor, self.boundary)
+        self.runs = RunsController(shell, projects, sessions, self.run)  # the Runs dock
+        self.lr_finder = LRFinderController(shell, projects, sessions, self.run)  # Run menu
+        self.sweeps = SweepController(shell, projects, sessions, self.run)  # Run → Sweep…
         self.hooks = HookController(shell, projects, sessions, editor)  # panes, probes
         self.parameters = ParameterController(  # the Inspector's Parameters, the editor dock
             shell, projects, sessions, editor, self.workbench.inspector)

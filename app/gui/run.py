@@ -28,7 +28,7 @@ from app.catalogue import CATALOGUE
 from app.compiler import CompileError
 from app.compiler.network_io import trained_output
 from app.datasets.images import recorded
-from app.document import ABSENT, Project
+from app.document import ABSENT, Project, RunsChanged
 from app.gui.project_files import ProjectAccessError
 from app.gui.run_actions import build_run_actions
 from app.gui.session_bridge import QtSessionBridge
@@ -528,6 +528,8 @@ class RunController(QObject):
             self.panel.set_settings(project.training, self._folder())  # the form as it is
 
     def _on_project_event(self, event: object) -> None:
+        if isinstance(event, RunsChanged):
+            return  # the run history: nothing the panel or a session is made from
         self.panel.set_settings(self.projects.project.training, self._folder())
         self._refresh_timer.start()
 

@@ -1,0 +1,22 @@
+"""The Runs dock: the project's run history in a sortable table, overlaid in the Plots area."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+
+if TYPE_CHECKING:
+    from app.gui.project_holder import ProjectHolder
+    from app.gui.run import RunController
+    from app.gui.session_holder import SessionHolder
+    from app.gui.shell import Shell
+
+
+class RunsController(QObject):
+    """The Runs dock of one main window (View → Runs), and the overlay of selected runs."""
+
+    def __init__(self, shell: Shell, projects: ProjectHolder, sessions: SessionHolder,
+                 run: RunController) -> None:  # fmt: skip
+        super().__init__(shell)
+        self.shell, self.projects, self.sessions, self.run = shell, projects, sessions, run
