@@ -40,7 +40,8 @@ def run(args: argparse.Namespace) -> int:
         project.training["learning_rate"] = args.lr
     try:
         check_can_save(project, out)  # before the run, so a run is never lost to the save
-        session = TrainingSession(project, folder=path.parent, restart=args.restart)
+        session = TrainingSession(project, folder=path.parent, restart=args.restart,
+                                  origin="cli")  # recorded in the run history, and saved
     except ProjectFileError as exc:
         return fail(f"{exc} Nothing was trained.")
     except (TrainingError, CompileError) as exc:

@@ -16,6 +16,7 @@ Every change tells the project's listeners with a `RunsChanged` event.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -129,8 +130,18 @@ class RunRecord:
         return None if value is None or not math.isfinite(value) else float(value)
 
     def curve_bytes(self) -> int:
-        """About what its record and curves take in a project file (not its weights)."""
-        return int(self.steps_curve.nbytes + self.epochs_curve.nbytes) + 2_000 + 60 * len(self.diff)
+        """About what its record and curves take in a project file (not its weights): its
+        arrays, its JSON (settings, network, diff: measured once per diff) and headers."""
+        key = (id(self.diff), len(self.diff))
+        cached = self.__dict__.get("_json_bytes")
+        if cached is None or cached[0] != key:
+            try:
+                size = len(json.dumps([self.settings, self.network, self.diff, self.metrics,
+                                       self.message, self.sweep], default=str))  # fmt: skip
+            except (TypeError, ValueError, RecursionError):
+                size = 100_000  # not storable as it is: saving says so; counted as big
+            cached = self.__dict__["_json_bytes"] = (key, size)
+        return int(self.steps_curve.nbytes + self.epochs_curve.nbytes) + cached[1] + 1_000
 
     def weight_bytes(self) -> int:
         if not self.weights:
@@ -312,18 +323,21 @@ class RunHistory:
         return sum(r.weight_bytes() for r in self.records)
 
     def trim(self) -> list[RunRecord]:
-        """Drop the oldest runs that are neither named, nor the best, nor the last, until
-        the records fit the cap; returns them."""
+        """Drop the oldest runs that are neither named, nor the best, nor the last, nor
+        kept by the user's choice (their weights ticked), until the records fit the cap;
+        returns them."""
         limit = self.cap_mb * (1 << 20)
         dropped: list[RunRecord] = []
-        while self.size_bytes() > limit:
+        size = self.size_bytes()
+        while size > limit:
             best, last = self.best(), self.last
-            victim = next((r for r in self.records
-                           if not r.named and r is not best and r is not last), None)  # fmt: skip
+            victim = next((r for r in self.records if not r.named and r.keep is not True
+                           and r is not best and r is not last), None)  # fmt: skip
             if victim is None:
                 break
             self.records.remove(victim)
             dropped.append(victim)
+            size -= victim.curve_bytes()
         return dropped
 
     def _settle_weights(self) -> None:
@@ -340,9 +354,10 @@ class RunHistory:
         return record
 
     def _next_number(self) -> int:
-        numbers = [int(r.name[4:]) for r in self.records
-                   if r.name.startswith("run ") and r.name[4:].isdigit()]  # fmt: skip
-        return max(numbers, default=0) + 1
+        numbers = [int(r.name[4:]) for r in self.records  # "run ²" is no number: isascii
+                   if r.name.startswith("run ") and r.name[4:].isascii()
+                   and r.name[4:].isdigit()]  # fmt: skip
+        return max(numbers + [len(self.records)]) + 1  # a renamed run still counts
 
 
 def check_cap(cap_mb: Any) -> float:

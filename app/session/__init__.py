@@ -27,6 +27,7 @@ from app.session.hook_captures import (
 )
 from app.session.metrics import EPOCH_COLUMNS, STEP_COLUMNS, Metrics
 from app.session.progress import OPTIMIZER_PREFIX, TrainingState, is_optimizer_entry
+from app.session.run_record import RunEnd, RunRecorder, RunStart, make_record, record_run
 from app.session.session import PAUSED, READY, RUNNING, STOPPING, TrainingSession
 from app.session.settings import (
     DEFAULTS,
@@ -66,6 +67,9 @@ __all__ = [
     "LatestArray",
     "Metrics",
     "ParameterSnapshot",
+    "RunEnd",
+    "RunRecorder",
+    "RunStart",
     "Progress",
     "TrainingError",
     "TrainingEvent",
@@ -79,4 +83,6 @@ __all__ = [
     "TrainingState",
     "is_optimizer_entry",
     "load_dataset",
+    "make_record",
+    "record_run",
 ]

@@ -26,8 +26,10 @@ from typing import Any
 import numpy as np
 
 from app.document import Project
+from app.document.runs import RunRecord
 from app.session.health import PREFIX as HEALTH_PREFIX
 from app.session.progress import clear_optimizer, store_optimizer
+from app.session.run_record import RunEnd, record_run
 
 
 @dataclass(frozen=True)
@@ -36,16 +38,20 @@ class RunResult:
 
     `values`: node id -> {Parameter or optimizer entry name -> array}, as
     `project.param_values` keeps them; `state`: `project.training["state"]`;
-    `hook_history`: hook id -> its capture history (`HookCapture.saved_state()`).
+    `hook_history`: hook id -> its capture history (`HookCapture.saved_state()`);
+    `run`: on a recorded run's final result, how it ended (app.session.run_record), else
+    None (a hand-over in the middle of a run, e.g. for a save).
     """
 
     step: int
     values: Mapping[str, Mapping[str, np.ndarray]]
     state: Mapping[str, Any]
     hook_history: Mapping[str, Mapping[str, np.ndarray]]
+    run: RunEnd | None = None
 
-    def apply(self, project: Project) -> None:
-        """Write the result into `project` (on the thread that owns it).
+    def apply(self, project: Project) -> RunRecord | None:
+        """Write the result into `project` (on the thread that owns it); the run's record
+        if this result ends a recorded run (added to `project.runs`, see run_record).
 
         An array the project already has (same shape and dtype) is written in place, so
         a view holding it sees the new values. Optimizer entries are replaced as a whole;
@@ -70,13 +76,14 @@ class RunResult:
             if project.hook(hook_id) is not None:
                 histories[hook_id] = dict(saved)
         project.hook_history = histories
+        return None if self.run is None else record_run(project, self.run, self.values)
 
 
-def collect(compiled: Any, optimizer: Any, state: Any, metrics: Any,
-            captures: Any) -> RunResult:  # fmt: skip
+def collect(compiled: Any, optimizer: Any, state: Any, metrics: Any, captures: Any,
+            run: RunEnd | None = None) -> RunResult:  # fmt: skip
     """A `RunResult` of the session's parts as they are now (call between two steps, on
-    the thread that trains, or with no run going on). Also records the optimizer's JSON
-    state in `state` (the session's own)."""
+    the thread that trains, or with no run going on), carrying `run` if it ends one. Also
+    records the optimizer's JSON state in `state` (the session's own)."""
     values: dict[str, dict[str, np.ndarray]] = {}
     owner = compiled.parameter_owner
     for name, param in compiled.parameters().items():
@@ -96,6 +103,7 @@ def collect(compiled: Any, optimizer: Any, state: Any, metrics: Any,
         values=MappingProxyType({k: MappingProxyType(v) for k, v in values.items()}),
         state=MappingProxyType(saved),
         hook_history=MappingProxyType(histories),
+        run=run,
     )
 
 

@@ -16,6 +16,11 @@ session on the reopened project continues where this one ended. For a save while
 goes on, `fetch(timeout)` asks the training thread for a result at its next step
 boundary (or in its pause) and applies it, or says why it could not.
 
+Each run — `start()` or `run()` to its end, pauses included; not a lone Step — is
+recorded in the project's run history when its final result is applied (see
+app.session.run_record; `origin` says who trained: "window", "cli" or "sweep");
+`last_record` is the newest record made.
+
 Ctrl+C during `run()` (KeyboardInterrupt) ends the run as a stop, and `sys.exit()` in a
 hook or custom Cell (SystemExit) as a failure: either way the interrupted step is undone,
 the run is stored and its TrainingFinished ('stopped') or TrainingFailed event emitted;
@@ -40,7 +45,8 @@ from app.datasets.edits import SETTING as DATA_EDITS
 from app.datasets.edits import DataEditError, DataEdits
 from app.document import Project
 from app.document.events import Events
-from app.session.events import TrainingFailed, TrainingFinished
+from app.document.runs import ORIGINS, RunRecord
+from app.session.events import Progress, TrainingFailed, TrainingFinished
 from app.session.handover import Handover, RunResult, collect
 from app.session.hook_captures import HookCaptures
 from app.session.metrics import Metrics
@@ -52,6 +58,7 @@ from app.session.progress import (
     set_rng_state,
 )
 from app.session.run_control import RunControl
+from app.session.run_record import RunEnd, RunRecorder
 from app.session.settings import (
     TrainingError,
     TrainingSettings,
@@ -78,8 +85,12 @@ class TrainingSession:
     """
 
     def __init__(self, project: Project, *, folder: str | Path | None = None,
-                 restart: bool = False, dataset: Dataset | None = None) -> None:  # fmt: skip
+                 restart: bool = False, dataset: Dataset | None = None,
+                 origin: str = "window") -> None:  # fmt: skip
         self.project = project
+        if origin not in ORIGINS:
+            raise TrainingError(f"A run's origin is one of {', '.join(ORIGINS)}, "
+                                f"not {origin!r}.")  # fmt: skip
         self._owner = threading.get_ident()  # the thread that may write the project
         self.settings = TrainingSettings.from_project(project.training)
         saved = {} if restart else (project.training.get("state") or {})
@@ -154,6 +165,9 @@ class TrainingSession:
         self._status = READY
         self._lock = threading.Lock()
         self.result: TrainingFinished | TrainingFailed | None = None
+        self._recorder = RunRecorder(origin)  # each run into project.runs (run_record)
+        self.last_record: RunRecord | None = None  # the newest run recorded
+        self._ending: RunEnd | None = None  # how the run ended, while it is handed over
 
     # ---- setup checks --------------------------------------------------------------
 
@@ -219,32 +233,34 @@ class TrainingSession:
         """How the data set's labels meet the loss, and how outputs become classes."""
         return self._trainer.targets
 
-    def start(self, epochs: int | None = None, steps: int | None = None) -> None:
-        """Train on a worker thread; returns at once. See `run` for `epochs` and `steps`."""
-        target = self._claim(epochs, steps)
+    def start(self, epochs: int | None = None, steps: int | None = None, *,
+              record: bool = True) -> None:  # fmt: skip
+        """Train on a worker thread; returns at once. See `run` for the arguments."""
+        target = self._claim(epochs, steps, record)
         self._thread = threading.Thread(
             target=self._work_in_thread, args=(target, steps), name="cellwright-training",
             daemon=True,
         )
         self._thread.start()
 
-    def run(self, epochs: int | None = None,
-            steps: int | None = None) -> TrainingFinished | TrainingFailed:  # fmt: skip
+    def run(self, epochs: int | None = None, steps: int | None = None, *,
+            record: bool = True) -> TrainingFinished | TrainingFailed:  # fmt: skip
         """Train in the calling thread until done; returns the event that ended the run.
 
         `epochs`: train that many epochs from here (a partly done epoch counts as one).
         Without it, an interrupted run is continued to its planned end, else the
-        settings' number of epochs is trained. `steps` caps this run's steps.
+        settings' number of epochs is trained. `steps` caps this run's steps. The run is
+        recorded in the project's run history (`record=False`: not; see run_record).
         A KeyboardInterrupt or SystemExit raised meanwhile is raised again once the run
         is stored and its ending event emitted.
         """
-        target = self._claim(epochs, steps)
+        target = self._claim(epochs, steps, record)
         try:
             return self._work(target, steps)
         finally:
             self._idle.set()
 
-    def _claim(self, epochs: int | None, steps: int | None) -> int:
+    def _claim(self, epochs: int | None, steps: int | None, record: bool = True) -> int:
         for value, what in ((epochs, "number of epochs"), (steps, "number of steps")):
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)
                                       or value < 1):  # fmt: skip
@@ -259,6 +275,7 @@ class TrainingSession:
                 self._trainer.set_learning_rate(late)
             self._control = RunControl()
         state = self.state
+        self._recorder.begin(self.project, state.step, record)
         if epochs is not None:
             return state.epoch + epochs
         if state.unfinished:
@@ -274,8 +291,10 @@ class TrainingSession:
                 self._status = READY
 
     def _emit(self, event: object) -> None:
-        if isinstance(event, TrainingFinished | TrainingFailed):
-            self.result = event  # what ended the run, also if storing it failed
+        if not isinstance(event, Progress):  # the one check a step pays, as ever
+            if isinstance(event, TrainingFinished | TrainingFailed):
+                self.result = event  # what ended the run, also if storing it failed
+            self._recorder.on_event(event)  # a pause's time is left out of the run's
         self.events.emit(event)
 
     def _work_in_thread(self, target: int, steps: int | None) -> None:
@@ -297,22 +316,32 @@ class TrainingSession:
     def _end_run(self, event: TrainingFinished | TrainingFailed) -> None:
         """After the last step, before listeners hear how the run ended."""
         self.result = event
-        self._hand_over_from_run()
+        self._ending = self._recorder.finish(event, self.state.step, self.metrics)
+        try:
+            self._hand_over_from_run()  # with how the run ended, to be recorded
+        finally:
+            self._ending = None
         with self._lock:
             self._status = READY
 
     def _hand_over_from_run(self) -> None:
-        """On the thread that trains, between two steps: hand where the run stands over."""
+        """On the thread that trains, between two steps: hand where the run stands over
+        (at a recorded run's end, with how it ended: `_ending`)."""
         self.state.rng = rng_state()  # the run's generator, as the next step will find it
-        result = self._collect()
+        result = self._collect(self._ending)
         if self._on_owner_thread():  # `run()` on the project's own thread
             self.apply_results()
-            result.apply(self.project)
+            self._applied(result.apply(self.project))
         else:
             self._handover.put(result)
 
-    def _collect(self) -> RunResult:
-        return collect(self.compiled, self.optimizer, self.state, self.metrics, self.captures)
+    def _collect(self, run: RunEnd | None = None) -> RunResult:
+        return collect(self.compiled, self.optimizer, self.state, self.metrics, self.captures,
+                       run)  # fmt: skip
+
+    def _applied(self, record: RunRecord | None) -> None:
+        if record is not None:
+            self.last_record = record
 
     def _on_owner_thread(self) -> bool:
         return threading.get_ident() == self._owner
@@ -337,7 +366,7 @@ class TrainingSession:
             if self._status == PAUSED:
                 self._control.step_once()
                 return
-        self.start(steps=1)
+        self.start(steps=1, record=False)
 
     def stop(self) -> None:
         """End the run after the current step (also when paused); progress is kept."""
@@ -400,7 +429,7 @@ class TrainingSession:
         project = self.project if project is None else project
         results = self._handover.take()
         for result in results:
-            result.apply(project)
+            self._applied(result.apply(project))
         return results[-1] if results else None
 
     def fetch(self, timeout: float = 30.0) -> str | None:

@@ -75,7 +75,7 @@ def restorable(project: Project, record: RunRecord) -> tuple[dict[str, dict[str,
             now = held.get(name)
             if node_id not in present or now is None:
                 misfits.append(f"{name} of a node no longer in the network")
-            elif now.shape != values.shape:
+            elif now.shape != values.shape or now.dtype != values.dtype:
                 misfits.append(f"{name}: {values.shape} kept, {now.shape} now")
             else:
                 fits.setdefault(node_id, {})[name] = values
