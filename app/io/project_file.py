@@ -1,13 +1,14 @@
 """Project files (*.cwproj): atomic save, validating load of untrusted files, format migrations.
 
 A project file is a zip holding `project.json` (the layout in project_schema),
-`params.npz` (one array per `<node id>/<parameter name>`) and, once hooks captured
-something during training, `captures.npz` (each hook's capture history: one array per
-`<hook id>/<part>`, e.g. `<hook id>/history.npy` and `<hook id>/total.npy`). Loading
+`params.npz` (one array per `<node id>/<parameter name>`), once hooks captured
+something during training `captures.npz` (each hook's capture history: one array per
+`<hook id>/<part>`, e.g. `<hook id>/history.npy` and `<hook id>/total.npy`), and once
+it has runs `runs.npz` (the run history's curves and kept weights, runs_file). Loading
 executes nothing. It reads project.json first, so the network it describes bounds what
 the arrays may unpack to, and each array's declared shape must fit its node before its
 data is read (param_check); damaged training progress is left out, not the project
-(state_schema).
+(state_schema), and so is a damaged run history (runs_file).
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ from app.io.project_schema import (
     check_references,
     project_from_json,
     project_to_json,
+)
+from app.io.runs_file import (
+    MAX_RUNS_BYTES,
+    RUNS_MEMBER,
+    check_runs_json,
+    load_runs,
+    runs_arrays,
+    runs_to_json,
+    write_runs_member,
 )
 from app.io.state_schema import tidy_state
 from app.io.temp_files import create_beside, remove_stale_saves
@@ -119,6 +129,7 @@ def save_project(project: Project, path: str | os.PathLike[str]) -> None:
     text = _encode(project, target.name)
     arrays = _arrays(project, target.name)
     captures = _capture_arrays(project, target.name)
+    runs = _run_arrays(project, target.name)
     remove_stale_saves(target)
     tmp = None
     try:
@@ -133,6 +144,7 @@ def save_project(project: Project, path: str | os.PathLike[str]) -> None:
                     entry = _entry(CAPTURES_MEMBER, zipfile.ZIP_STORED)
                     with zf.open(entry, "w", force_zip64=True) as m:
                         np.savez(m, **captures)
+                write_runs_member(zf, runs, _entry)
             f.flush()
             os.fsync(f.fileno())
         _copy_mode(target, tmp)
@@ -161,6 +173,7 @@ def check_can_save(project: Project, path: str | os.PathLike[str]) -> None:
     _encode(project, target.name)
     _arrays(project, target.name)
     _capture_arrays(project, target.name)
+    _run_arrays(project, target.name)
     try:
         fd, tmp = create_beside(target)
     except OSError as exc:
@@ -174,11 +187,16 @@ def check_can_save(project: Project, path: str | os.PathLike[str]) -> None:
 def _encode(project: Project, name: str) -> bytes:
     try:
         data = project_to_json(project, saved_by=f"Cellwright {__version__}")
+        runs = runs_to_json(project.runs)
+        if runs is not None:
+            data["runs"] = runs
         text = json.dumps(data, allow_nan=False, ensure_ascii=False, indent=1)
-        # Never write a file that load_project would refuse.
+        # Never write a file that load_project would refuse (or leave its runs out of).
         again = json.loads(text)
         PROJECT(again, "project")
         check_references(again)
+        if runs is not None:
+            check_runs_json(again["runs"])
         return text.encode("utf-8")  # a lone surrogate fails here, as a ValueError
     except (TypeError, ValueError, RecursionError, SchemaError) as exc:
         raise ProjectFileError(
@@ -205,6 +223,21 @@ def _capture_arrays(project: Project, name: str) -> dict[str, np.ndarray]:
         raise ProjectFileError(
             f"Can't save '{name}': its hooks' capture histories need {size:,} bytes (at most "
             f"{MAX_CAPTURES_BYTES:,}); remove some hooks or lower the History setting."
+        )
+    return arrays
+
+
+def _run_arrays(project: Project, name: str) -> dict[str, np.ndarray]:
+    try:
+        arrays = runs_arrays(project.runs)
+    except ValueError as exc:
+        raise ProjectFileError(f"Can't save '{name}': {exc}.") from None
+    size = sum(a.nbytes + 512 for a in arrays.values())
+    if size > MAX_RUNS_BYTES:  # never write a file that load_project would leave runs out of
+        raise ProjectFileError(
+            f"Can't save '{name}': its run history's curves and kept weights need {size:,} "
+            f"bytes (at most {MAX_RUNS_BYTES:,}); untick the weights of some runs or delete "
+            "some runs."
         )
     return arrays
 
@@ -256,7 +289,7 @@ def load_project(path: str | os.PathLike[str], notes: list[str] | None = None) -
     with _reading(path), paused_gc():
         _check_status(path, os.stat(path))  # through symlinks: what would be read
         caps = {PROJECT_MEMBER: MAX_JSON_BYTES, PARAMS_MEMBER: MAX_PARAMS_BYTES,
-                CAPTURES_MEMBER: MAX_CAPTURES_BYTES}  # fmt: skip
+                CAPTURES_MEMBER: MAX_CAPTURES_BYTES, RUNS_MEMBER: MAX_RUNS_BYTES}  # fmt: skip
         limits = Limits(total_bytes=sum(caps.values()), members=len(caps))
         with _open_regular(path) as f, ZipReader(f, caps.get, limits) as archive:
             project = _load(archive, path.name, notes)
@@ -294,6 +327,12 @@ def _load(archive: ZipReader, name: str, notes: list[str] | None) -> Project:
     if CAPTURES_MEMBER in archive.infos:
         hook_ids = {hook.id for hook in project.hooks}
         project.hook_history = _parse_captures(archive.read(CAPTURES_MEMBER), hook_ids, name)
+    raw = archive.read(RUNS_MEMBER) if RUNS_MEMBER in archive.infos else None
+    history, left_out = load_runs(data.get("runs"), raw)
+    history.emit = project.runs.emit  # the project's listeners hear of its runs
+    project.runs = history
+    if notes is not None:
+        notes.extend(f"'{name}': {note}" for note in left_out)
     return project
 
 

@@ -159,7 +159,7 @@ def peak_bytes() -> int:
 
 def test_the_base_file_is_valid_and_complete():
     project = load_project_bytes(VALID)
-    assert sorted(MEMBERS) == ["captures.npz", "params.npz", "project.json"]
+    assert sorted(MEMBERS) == ["captures.npz", "params.npz", "project.json", "runs.npz"]
     assert len(project.hooks) == 2 and project.frozen and project.hook_history
 
 
