@@ -44,9 +44,10 @@ METRICS: dict[str, tuple[str, bool]] = {
 }
 DEFAULT_CAP_MB = 4.0
 CAP_MB_RANGE = (0.1, 1024.0)
-# Distinct on light and dark backgrounds, in the order runs take them.
-COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2",
-           "#7f7f7f", "#bcbd22", "#17becf")  # fmt: skip
+# Distinct on light and dark backgrounds, in the order runs take them; the live curves'
+# blue and orange come last, so a run overlaid on them is not lost.
+COLOURS = ("#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#bcbd22", "#17becf",
+           "#7f7f7f", "#ff7f0e", "#1f77b4")  # fmt: skip
 Weights = dict[str, dict[str, np.ndarray]]  # node id -> Parameter name -> values
 
 

@@ -283,6 +283,11 @@ class TrainingCurves(QWidget):
         self.redraws += 1
         return True
 
+    @property
+    def framed_range(self) -> tuple[float, float] | None:
+        """The steps the axis was last widened to show (a user's zoom or pan aside)."""
+        return self._x_range
+
     def _frame_steps(self, steps: np.ndarray) -> None:
         """Widen the shared step axis in jumps, not at every frame: an axis whose range
         stays put keeps its ticks cached, so a redraw repaints curves, not tick labels."""
