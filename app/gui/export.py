@@ -1,7 +1,8 @@
 """File → Export: the network as a Python script on `engine`, as ONNX, as a PyTorch script,
-and the canvas as a PNG or SVG picture. Each says where it wrote and what it left out;
-a network an exporter can't express is refused with the reason, and nothing is written.
-The save dialog opens where the last export of that kind went (QSettings, across runs).
+the canvas as a PNG or SVG picture, and the run history's curves as CSV. Each says where
+it wrote and what it left out; a network an exporter can't express is refused with the
+reason, and nothing is written. The save dialog opens where the last export of that
+kind went (QSettings, across runs).
 """
 
 from __future__ import annotations
@@ -42,7 +43,10 @@ FORMATS = (
      "app.export.torch_script", "export_torch"),
     ("png", "Canvas as P&NG…", "PNG images (*.png)", ".png", None, None),
     ("svg", "Canvas as &SVG…", "SVG images (*.svg)", ".svg", None, None),
+    ("runs", "&Runs (CSV)…", "CSV files (*.csv)", ".csv",
+     "app.export.runs_csv", "write_runs_csv"),
 )  # fmt: skip
+NO_RUNS = "There are no runs to export: each run trained is recorded in the project."
 
 
 class ExportController(QObject):
@@ -61,6 +65,7 @@ class ExportController(QObject):
             action.triggered.connect(lambda _=False, n=name: self._on_export_triggered(n))
             self.actions[name] = action
         self.menu.insertSeparator(self.actions["png"])
+        self.menu.insertSeparator(self.actions["runs"])
         file_menu, quit_action = shell.menu("file_menu"), shell.action("quit_action")
         file_menu.insertMenu(quit_action, self.menu)
         file_menu.insertSeparator(quit_action)
@@ -75,11 +80,18 @@ class ExportController(QObject):
         if spec[4] is None:
             self._picture(path, svg=name == "svg")
             return f"Wrote {path}."
+        project = self.projects.project
+        if name == "runs" and not len(getattr(project, "runs", ())):
+            raise ValueError(NO_RUNS)
         try:
             module = importlib.import_module(spec[4])
         except ImportError:
             return f"{spec[1].replace('&', '').rstrip('…')} export is not available here."
-        result = getattr(module, spec[5])(self.projects.project, path)
+        result = getattr(module, spec[5])(project, path)
+        if name == "runs":  # every run's curve points, one a line (run, step, metric, value)
+            count = len(project.runs)
+            points = f"{result:,} points, " if isinstance(result, int) else ""
+            return f"Wrote {path}: {points}the curves of {count} run{'s' if count != 1 else ''}."
         return _report(result)
 
     def _picture(self, path: Path, *, svg: bool) -> None:
@@ -136,7 +148,8 @@ class ExportController(QObject):
     def _ask_path(self, name: str) -> str | None:
         """Where to export (a dialog; tests replace this)."""
         spec = next(f for f in FORMATS if f[0] == name)
-        suggested = self.folder(name) / f"{self.projects.name}{spec[3]}"
+        stem = f"{self.projects.name} runs" if name == "runs" else self.projects.name
+        suggested = self.folder(name) / f"{stem}{spec[3]}"
         title = f"Export {spec[1].replace('&', '').rstrip('…')}"
         path, _ = QFileDialog.getSaveFileName(self.shell.window, title, str(suggested), spec[2])
         if path:
