@@ -240,8 +240,10 @@ def test_evaluating_during_a_run_does_not_change_what_it_trains():
     plain.run()
     watched = TrainingSession(mlp_project(epochs=3))
     evaluator = Evaluator(watched)  # made while nothing trains
-    seen = []
     watched.start()
+    watched.pause()  # one look for certain mid-run, however fast the run ends
+    seen = [evaluator.evaluate(wait=2.0).step]
+    watched.resume()
     while watched.wait(0) is None and len(seen) < 5:
         seen.append(evaluator.evaluate(wait=2.0).step)
     watched.wait()
