@@ -70,6 +70,7 @@ from app.session.settings import (
 from app.session.snapshot import ParameterSnapshot
 from app.session.targets import Targets, output_width_problem
 from app.session.trainer import Trainer
+from engine import _random
 
 READY, RUNNING, PAUSED, STOPPING = "ready", "running", "paused", "stopping"
 
@@ -120,10 +121,13 @@ class TrainingSession:
             raise TrainingError(str(exc)) from None
         self.train_set, self.val_set = edited.train, edited.val
         self.edits_note = edited.note  # edits naming samples that are gone; "" if none
-        engine.set_seed(self.settings.seed)  # weights new to this project start the same way
-        self.compiled: CompiledNetwork = compile_project(project)
-        if self.state.rng is None:
-            self.state.rng = rng_state()
+        # Weights new to this project start the same way for the same seed, from a generator
+        # of the session's own: the engine's (another session's, a run going on) is not moved.
+        with _random.fork_rng(self.settings.seed):
+            self.compiled: CompiledNetwork = compile_project(project)
+            if self.state.rng is None:
+                self.state.rng = rng_state()
+        self._generator = np.random.default_rng()  # the runs draw from it; set from state.rng
         self.network = self.compiled.network
         self.loss_fn = self._loss()
         self._check_fit()
@@ -284,8 +288,9 @@ class TrainingSession:
 
     def _work(self, target: int, steps: int | None) -> TrainingFinished | TrainingFailed:
         try:
-            set_rng_state(self.state.rng)  # checked when the state was read
-            return self._trainer.run(target, self._control, steps, on_end=self._end_run)
+            set_rng_state(self.state.rng, self._generator.bit_generator)  # checked when read
+            with _random.using_generator(self._generator):  # lent to this thread alone
+                return self._trainer.run(target, self._control, steps, on_end=self._end_run)
         finally:
             with self._lock:
                 self._status = READY
