@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from collections import OrderedDict
 
 import numpy as np
@@ -13,6 +14,17 @@ from engine.parameter import Parameter
 from engine.tensor import Tensor, wrap
 
 _hook_ids = itertools.count()
+
+
+class _Tracing(threading.local):
+    # `engine.plan` sets `tracer` while it traces one step in this thread: every Cell
+    # call then goes to `tracer(cell, args, kwargs)`. `hook_changes[0]` grows whenever
+    # hooks are added or removed (in any thread), so a compiled step notices.
+    tracer = None
+
+
+tracing = _Tracing()
+hook_changes = [0]
 
 
 class HookHandle:
@@ -209,11 +221,14 @@ class Cell:
         raise NotImplementedError(f"{type(self).__name__} must define construct()")
 
     def __call__(self, *args, **kwargs):
+        if tracing.tracer is not None:
+            return tracing.tracer(self, args, kwargs)
         if not self._hooked:
             return self.construct(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
     def _update_hooked(self) -> None:
+        hook_changes[0] += 1
         self.__dict__["_hooked"] = bool(
             self._pre_hooks or self._fwd_hooks or self._bwd_hooks or type(self).bprop is not None
         )
