@@ -36,11 +36,12 @@ written.
 from __future__ import annotations
 
 import argparse
-import os
+import functools
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+import shots
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_OUT = "resources/screenshots/main_window.png"
@@ -105,24 +106,17 @@ def main(argv: list[str] | None = None) -> int:
                               else "1400x900")  # fmt: skip
     width, height = (int(v) for v in args.size.split("x"))
 
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    os.chdir(REPO)
-    sys.path.insert(0, str(REPO))
-    from PySide6.QtCore import QSettings, Qt
+    shots.prepare()
+    from PySide6.QtCore import Qt
 
     from app.gui.main_window import MainWindow
-    from app.main import _application
     from app.resources_path import resource_path
 
-    def pump(seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.005)
+    with shots.application() as app:
+        pump = functools.partial(shots.pump, app)
 
-    with tempfile.TemporaryDirectory() as scratch:
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, scratch)
-        app = _application()
+        def wait(condition, seconds: float = 60.0) -> bool:
+            return shots.pump(app, seconds, until=condition)
         window = MainWindow(remember_layout=False)
         window._confirm_discard_changes = lambda: True  # nothing to keep from a picture
         window.resize(width, height)

@@ -13,11 +13,12 @@ settings folder.
 from __future__ import annotations
 
 import argparse
-import os
+import functools
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+import shots
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = "resources/screenshots/imported_resnet.png"
@@ -29,28 +30,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="1600x900", help="window size, WIDTHxHEIGHT")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.size.split("x"))
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    os.chdir(REPO)
-    sys.path.insert(0, str(REPO))
+    shots.prepare()
     import torch
-    from PySide6.QtCore import QSettings
 
     from app.gui.imports import import_onnx_file
     from app.gui.main_window import MainWindow
-    from app.main import _application
     from tests.app.onnx_import.support import export
     from tests.app.onnx_import.test_import_cnn import models
     from widgets.node_editor import style
 
-    def pump(seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.005)
-
-    with tempfile.TemporaryDirectory() as scratch:
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, scratch)
-        app = _application()
+    with shots.application() as app, tempfile.TemporaryDirectory() as scratch:
+        pump = functools.partial(shots.pump, app)
         torch.manual_seed(0)
         resnet = models()["resnet18"]
         model = export(resnet, torch.randn(2, 3, 16, 16), Path(scratch) / "resnet18.onnx")

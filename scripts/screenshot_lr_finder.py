@@ -10,11 +10,12 @@ to end and grabs the dialog. Uses a throw-away settings folder.
 from __future__ import annotations
 
 import argparse
-import os
+import functools
 import sys
-import tempfile
 import time
 from pathlib import Path
+
+import shots
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = "resources/screenshots/lr_finder.png"
@@ -26,24 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="720x560", help="dialog size, WIDTHxHEIGHT")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.size.split("x"))
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    os.chdir(REPO)
-    sys.path.insert(0, str(REPO))
-    from PySide6.QtCore import QSettings
+    shots.prepare()
 
     from app.gui.main_window import MainWindow
-    from app.main import _application
     from app.resources_path import resource_path
 
-    def pump(seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.005)
-
-    with tempfile.TemporaryDirectory() as scratch:
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, scratch)
-        app = _application()
+    with shots.application() as app:
+        pump = functools.partial(shots.pump, app)
         window = MainWindow()
         window.resize(1400, 900)
         window.show()

@@ -12,11 +12,11 @@ window. Uses a throw-away settings folder.
 from __future__ import annotations
 
 import argparse
-import os
+import functools
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+import shots
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = "resources/screenshots/runs_overlay.png"
@@ -31,38 +31,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epochs", type=int, default=40)
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.size.split("x"))
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    os.chdir(REPO)
-    sys.path.insert(0, str(REPO))
-    from PySide6.QtCore import QSettings, Qt
+    shots.prepare()
+    from PySide6.QtCore import Qt
     from PySide6.QtWidgets import QMessageBox
 
     from app.gui.main_window import MainWindow
-    from app.main import _application
     from app.resources_path import resource_path
     from app.session import READY
     from app.undo.commands import perform
     from app.undo.runs import RenameRunCommand
     from app.undo.size_edit import SizeEditCommand
 
-    def pump(seconds: float) -> None:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            app.processEvents()
-            time.sleep(0.005)
+    with shots.application() as app:
+        pump = functools.partial(shots.pump, app)
 
-    def wait(condition, seconds: float = 60.0) -> bool:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            app.processEvents()
-            if condition():
-                return True
-            time.sleep(0.01)
-        return False
-
-    with tempfile.TemporaryDirectory() as scratch:
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, scratch)
-        app = _application()
+        def wait(condition, seconds: float = 60.0) -> bool:
+            return shots.pump(app, seconds, until=condition)
         # "Restart from initial weights?": yes, each time.
         QMessageBox.question = staticmethod(lambda *a, **k: QMessageBox.StandardButton.Yes)
         window = MainWindow(remember_layout=False)

@@ -12,11 +12,11 @@ throw-away settings folder.
 from __future__ import annotations
 
 import argparse
-import os
+import functools
 import sys
-import tempfile
-import time
 from pathlib import Path
+
+import shots
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = "resources/screenshots/parallel_coordinates.png"
@@ -28,29 +28,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--size", default="980x700", help="the dock's size, WIDTHxHEIGHT")
     args = parser.parse_args(argv)
     width, height = (int(v) for v in args.size.split("x"))
-    os.environ["QT_QPA_PLATFORM"] = "offscreen"
-    os.chdir(REPO)
-    sys.path.insert(0, str(REPO))
-    from PySide6.QtCore import QSettings
+    shots.prepare()
     from PySide6.QtWidgets import QMessageBox
 
     from app.gui.main_window import MainWindow
-    from app.main import _application
     from app.resources_path import resource_path
     from app.runs.sweep_spec import SweepSpec
 
-    def pump(seconds: float, until=None) -> bool:
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            app.processEvents()
-            if until is not None and until():
-                return True
-            time.sleep(0.005)
-        return until is None
-
-    with tempfile.TemporaryDirectory() as scratch:
-        QSettings.setPath(QSettings.Format.IniFormat, QSettings.Scope.UserScope, scratch)
-        app = _application()
+    with shots.application() as app:
+        pump = functools.partial(shots.pump, app)
         window = MainWindow(remember_layout=False)
         window.resize(1600, 900)
         window.show()
