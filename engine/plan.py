@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine import _random
+from engine import _random, plan_rules_conv, plan_rules_more  # noqa: F401 (register rules)
 from engine.autograd import no_grad
 from engine.nn import cell as cell_module
 from engine.nn.cell import Cell
@@ -32,7 +32,7 @@ from engine.parameter import Parameter
 from engine.plan_rules import RULES, Segment, rule_for
 from engine.tensor import Tensor
 
-__all__ = ["Plan", "compile_step", "last_reason"]
+__all__ = ["Plan", "compile_step", "hook_state", "last_reason"]
 
 last_reason = ""  # why the last compile_step returned None
 
@@ -165,6 +165,12 @@ def _trace(network, loss_fn, x: Tensor, y: Tensor, params: list):
         return tracer, out, loss
 
 
+def hook_state(network: Cell, loss_fn: Cell) -> tuple:
+    """Which Cells of `network` and `loss_fn` have hooks or a `bprop` now, in order: what a
+    plan depends on of their hooks (`Plan.stale(any_hook_change=False)`)."""
+    return tuple(c._hooked for top in (network, loss_fn) for _, c in top.cells_and_names())
+
+
 def _all_params(*cells) -> list:
     seen, found = set(), []
     for c in cells:
@@ -238,6 +244,7 @@ class Plan:
         self.loss_buf = kernels[-1].outs[0]
         self._bind_backward(tracer.units, kernels, vals, needs, targets)
         self._signature = self._current_signature()
+        self._hook_count = cell_module.hook_changes[0]
 
     def _grad_targets(self) -> dict:
         """id(Parameter) -> its view of the optimizer's flat gradient buffer."""
@@ -287,21 +294,30 @@ class Plan:
 
     # -- validity ----------------------------------------------------------------
     def _current_signature(self):
-        cells = tuple((id(c), c.training) for _, c in self.network.cells_and_names())
+        # Which Cells have hooks, not which hooks: a hooked Cell runs eagerly and calls its
+        # hooks as they are at each step (see `stale`).
+        cells = tuple((id(c), c.training, c._hooked) for _, c in self.network.cells_and_names())
         params = tuple((id(p), id(p._data), p.requires_grad) for p in self.params)
-        return cells, params, cell_module.hook_changes[0], self.loss_fn.training
+        loss = tuple((c.training, c._hooked) for _, c in self.loss_fn.cells_and_names())
+        return cells, params, loss
 
     def valid_for(self, x, y) -> bool:
         """True when batches shaped and typed like `x`, `y` can use this plan."""
         return (x.shape == self.x_buf.shape and y.shape == self.y_buf.shape
                 and x.dtype == self.x_buf.dtype and y.dtype == self.y_buf.dtype)
 
-    def stale(self) -> bool:
+    def stale(self, any_hook_change: bool = True) -> bool:
         """True when the network, its modes, hooks, Parameters (replaced, frozen or thawed)
-        or the optimizer's packing changed since the plan was built: rebuild it."""
+        or the optimizer's packing changed since the plan was built: rebuild it.
+
+        With `any_hook_change=False` hooks count only when they change which Cells have
+        hooks: a hook put on for one step and taken off again (a capture on its stride)
+        leaves the plan usable, so the caller can keep one plan per such state."""
         self.optimizer._check_packing()
-        return (self.optimizer._buckets is not self._buckets
-                or self._current_signature() != self._signature)
+        if (self.optimizer._buckets is not self._buckets
+                or self._current_signature() != self._signature):
+            return True
+        return any_hook_change and cell_module.hook_changes[0] != self._hook_count
 
     def describe(self) -> str:
         """Which Cells run eagerly and why, for the log ('' when all compiled)."""
