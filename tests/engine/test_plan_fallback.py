@@ -68,7 +68,6 @@ def _same(a, b):
 @pytest.mark.parametrize("middle, cell, why", [
     (lambda: ClipGrad(), "2", "bprop"),
     (lambda: Doubled(), "2", "no compiled rule"),
-    (lambda: nn.Dropout(p=0.5), "2", "no compiled rule"),
 ])
 def test_eager_cells_give_the_eager_result_and_are_named(middle, cell, why):
     xs, ys = _data()
