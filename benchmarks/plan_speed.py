@@ -1,9 +1,13 @@
 """Training steps/s of the engine eager, compiled (engine.plan), PyTorch CPU and hand NumPy.
 
 The SPEC §6 workloads of `engine_vs_torch` (tiny MLP 2-16-16-2 batch 32, MLP
-784-256-128-10 batch 128, the small CNN batch 64), same weights and data for every
-side, the same step (cross-entropy, SGD with momentum 0.9). The sides run interleaved
-in rounds in this process; each round gives every side's steps/s, and the report is
+784-256-128-10 batch 128, the small CNN batch 64) and the residual CNN example (batch 64
+of its digits, as `workloads_example`), same weights and data for every side, the same
+step (cross-entropy, SGD with momentum 0.9). "plan0" is the compiled step with the base
+rules only (Dense, activations, losses: convolutions, pools and BatchNorm run eagerly as
+Segments), to show what the rules of `plan_rules_conv` / `plan_rules_more` add. The
+sides run interleaved in rounds in this process; each round gives every side's steps/s,
+and the report is
 the median and the spread (min-max) over rounds of steps/s and of the ratios to
 PyTorch. "numpy" is the hand-written limit of the MLPs: forward, backward and the
 momentum update over preallocated buffers, no Cells, no tape. Writes nothing.
@@ -36,20 +40,67 @@ from benchmarks.engine_vs_torch import (  # noqa: E402
 )
 from benchmarks.sgd_steps import LR, MOMENTUM  # noqa: E402
 
-SPECS = {"tiny": (32, 2000), "mlp": (128, 150), "cnn": (64, 30)}  # batch, steps per round
-TARGETS = {"tiny": 3.5, "mlp": 1.5, "cnn": 1.0}
+SPECS = {"tiny": (32, 2000), "mlp": (128, 150), "cnn": (64, 30), "residual": (64, 30)}
+TARGETS = {"tiny": 3.5, "mlp": 1.5, "cnn": 1.0, "residual": 1.0}
+EXAMPLE = "residual_cnn"  # the example behind "residual"
 
 
-def plan_step_fn(name: str):
-    from engine import nn
+def _register_app_rules() -> None:
+    """The editor's Add/Mul/Concat compiled, as the app registers them (if it does not yet)."""
+    from app.compiler import cells
+    from engine.plan_rules import RULES, register_rule
+    from engine.plan_rules_more import OP_CELL_RULES
+
+    for name, kernel in OP_CELL_RULES.items():
+        if getattr(cells, name) not in RULES:
+            register_rule(getattr(cells, name), kernel)
+
+
+def _net_and_data(name: str):
+    if name == "residual":
+        from app.compiler import compile_project
+        from benchmarks import workloads_example as example
+
+        return compile_project(example._project(EXAMPLE)).network, *example._data(EXAMPLE)
+    return engine_model(name), *make_data(name, SPECS[name][0])
+
+
+def eager_step_fn(name: str):
+    from benchmarks.sgd_steps import engine_step
+
+    if name == "residual":
+        return engine_step(*_net_and_data(name))
+    return engine_step_fn(name)[1]
+
+
+def plan_step_fn(name: str, base_rules_only: bool = False):
+    from engine import nn, plan_rules
     from engine.plan import compile_step
 
-    net = engine_model(name)
+    _register_app_rules()
+    net, x, y = _net_and_data(name)
     net.set_train()
-    x, y = make_data(name, SPECS[name][0])
     opt = nn.SGD(net.trainable_params(), learning_rate=LR, momentum=MOMENTUM)
-    plan = compile_step(net, nn.CrossEntropyLoss(), opt, x, y)
+    rules = dict(plan_rules.RULES)
+    if base_rules_only:
+        for cell_type, kernel in rules.items():
+            if kernel.__module__ != plan_rules.__name__:
+                del plan_rules.RULES[cell_type]
+    try:
+        plan = compile_step(net, nn.CrossEntropyLoss(), opt, x, y)
+    finally:
+        plan_rules.RULES.update(rules)
+    if not base_rules_only:
+        print(f"{name}: {plan.compiled} Cells compiled; {plan.describe() or 'none eager'}")
     return lambda: plan.step(x, y)
+
+
+def torch_fn(name: str):
+    if name == "residual":
+        from benchmarks import workloads_example as example
+
+        return example._torch_side(EXAMPLE)
+    return torch_step_fn(name, engine_model(name))
 
 
 def numpy_step_fn(name: str):
@@ -110,10 +161,12 @@ def _rate(step, steps: int) -> float:
 
 def measure(name: str, rounds: int) -> dict:
     batch, steps = SPECS[name]
-    sides = {"eager": engine_step_fn(name)[1], "plan": plan_step_fn(name)}
+    sides = {"eager": eager_step_fn(name), "plan": plan_step_fn(name)}
+    if name in ("cnn", "residual"):
+        sides["plan0"] = plan_step_fn(name, base_rules_only=True)
     with contextlib.suppress(ModuleNotFoundError):  # without PyTorch: no ratios
-        sides["torch"] = torch_step_fn(name, engine_model(name))
-    if name != "cnn":
+        sides["torch"] = torch_fn(name)
+    if name in ("tiny", "mlp"):
         sides["numpy"] = numpy_step_fn(name)
     for step in sides.values():  # warm-up
         _rate(step, max(steps // 10, 3))
@@ -133,14 +186,17 @@ def report(name: str, rates: dict) -> None:
     for side, values in rates.items():
         print(f"  {side:6s} {_stats(values)}")
     if "torch" in rates:
-        for side in ("eager", "plan", "numpy"):
+        for side in ("eager", "plan", "plan0", "numpy"):
             if side in rates:
                 ratios = [a / b for a, b in zip(rates[side], rates["torch"], strict=True)]
                 print(f"  {side}/torch  {statistics.median(ratios):.2f} "
                       f"[{min(ratios):.2f}-{max(ratios):.2f}]"
                       + (f"  target {TARGETS[name]}" if side == "plan" else ""))
-    ratios = [a / b for a, b in zip(rates["plan"], rates["eager"], strict=True)]
-    print(f"  plan/eager  {statistics.median(ratios):.2f} [{min(ratios):.2f}-{max(ratios):.2f}]")
+    for side in ("plan", "plan0"):
+        if side in rates:
+            ratios = [a / b for a, b in zip(rates[side], rates["eager"], strict=True)]
+            print(f"  {side}/eager  {statistics.median(ratios):.2f} "
+                  f"[{min(ratios):.2f}-{max(ratios):.2f}]")
 
 
 def main(argv=None) -> int:
