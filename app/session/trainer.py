@@ -20,6 +20,11 @@ as the loop takes them (a few together), from generators fixed by the setting's 
 the epoch and the batches' indices; validation (`evaluate`) and prediction always see
 the samples as they are.
 
+Each step replays a compiled plan (engine.plan) when one fits the network in its state
+and the batch (app.session.compiled_step picks it, or the eager path), with the same
+checks, messages, clipping and results as the eager step; `compiled=False` (or
+CELLWRIGHT_EAGER=1) keeps every step eager.
+
 Ctrl+C (KeyboardInterrupt), `sys.exit()` in a hook or custom Cell (SystemExit) and any
 other BaseException end the run the same way — step undone, `on_end` called, ending
 event emitted — and are then raised again to `run`'s caller.
@@ -27,6 +32,7 @@ event emitted — and are then raised again to `run`'s caller.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import traceback
 from collections.abc import Callable, Mapping
@@ -39,6 +45,7 @@ import engine
 from app.compiler.cells import GraphCell
 from app.datasets import CLASSIFICATION, Dataset
 from app.datasets.augment import AugmentationRefused, augmenter_for
+from app.session.compiled_step import CompiledStep, all_finite, first_not_finite, wanted
 from app.session.events import (
     COMPLETED,
     STEP_LIMIT,
@@ -99,7 +106,8 @@ class Trainer:
                  hand_over: Callable[[], None] | None = None,
                  schedule: RateSchedule | None = None,
                  grad_clip: tuple[str, float] = ("none", 1.0),
-                 augmentation: Mapping[str, Any] | None = None) -> None:
+                 augmentation: Mapping[str, Any] | None = None,
+                 compiled: bool | None = None) -> None:
         self.network = network
         self.loss_fn = loss_fn
         self.optimizer = optimizer
@@ -147,6 +155,12 @@ class Trainer:
                              if id(p) not in held]  # fmt: skip
         self._grad_fn = engine.value_and_grad(self._forward, None, optimizer.parameters,
                                               has_aux=True)  # fmt: skip
+        # None: every step eager (`compiled`, else app.session.compiled_step's switches)
+        self.compiled_step = CompiledStep(
+            network, loss_fn, optimizer,
+            lambda y, shape: self.targets.for_loss(y, shape).asnumpy(), self._captures_off,
+            clip_by_norm=self._clip_mode == "norm",
+        ) if wanted(compiled) else None  # fmt: skip
 
     @property
     def batches_per_epoch(self) -> int:
@@ -294,7 +308,7 @@ class Trainer:
         self._in_step = True
         try:  # until the step is counted: else weights and count would disagree
             value, logits = self._checked_step(x, y)
-            correct = self.targets.correct(logits.asnumpy(), y)
+            correct = self.targets.correct(logits, y)
         except BaseException as exc:
             self._restore()
             if isinstance(exc, NotFinite):
@@ -308,11 +322,18 @@ class Trainer:
         self.metrics.add_step(step, state.epoch + 1, value, accuracy, self.rate)
         self._last = (value, accuracy)
 
-    def _checked_step(self, x: np.ndarray, y: np.ndarray) -> tuple[float, engine.Tensor]:
-        """Forward, backward and update; NotFinite as soon as a number is NaN or infinite."""
+    def _checked_step(self, x: np.ndarray, y: np.ndarray) -> tuple[float, np.ndarray]:
+        """Forward, backward and update; NotFinite as soon as a number is NaN or infinite.
+        Returns the loss and the network's output."""
         with np.errstate(all="ignore"):  # caught here with a message, not warned about
-            inputs = engine.Tensor(x.astype(self.input_dtype, copy=False))
-            (loss, logits), grads = self._grad_fn(inputs, engine.Tensor(y))
+            x = x.astype(self.input_dtype, copy=False)
+            compiled = self.compiled_step
+            picked = None if compiled is None else compiled.pick(x, y)
+            if picked is not None:
+                return self._replayed_step(*picked, x)
+            (loss, logits), grads = self._grad_fn(engine.Tensor(x), engine.Tensor(y))
+            if compiled is not None:
+                compiled.ran_eagerly(x, logits.shape)
             value = float(loss.asnumpy())
             if not math.isfinite(value):
                 raise NotFinite(f"the loss became {value}")
@@ -331,7 +352,50 @@ class Trainer:
             for param in self.optimizer.parameters:
                 if not np.isfinite(param.asnumpy()).all():
                     raise NotFinite(f"the update made {param.name} infinite or NaN")
-        return value, logits
+        return value, logits.asnumpy()
+
+    def _replayed_step(self, plan, labels: np.ndarray, x: np.ndarray) -> tuple[float, np.ndarray]:
+        """`_checked_step` by a compiled plan: the same checks and clipping in the same order
+        (under its np.errstate). A plan makes no gradient for a frozen Parameter (the eager
+        step does, and counts it in a global norm: CompiledStep leaves that case eager)."""
+        value = plan.forward(x, labels)
+        plan.backward()
+        if not math.isfinite(value):
+            raise NotFinite(f"the loss became {value}")
+        for param, saved in self._untrainable:
+            if not all_finite(param.asnumpy()):
+                raise NotFinite(self._untrainable_message(param, saved))
+        params = self.optimizer.parameters
+        bad = first_not_finite(plan.grads)
+        if bad is not None:
+            raise NotFinite(f"the gradient of {params[bad].name} became infinite or NaN")
+        if self._clip_mode in ("norm", "value"):  # the eager ops, written back in place
+            grads = [g for g in plan.grads if g is not None]
+            tensors = tuple(engine.Tensor(g) for g in grads)
+            if self._clip_mode == "norm":
+                clipped = engine.ops.clip_by_global_norm(tensors, self._clip_value)
+            else:
+                clipped = engine.ops.clip_by_value(tensors, -self._clip_value, self._clip_value)
+            for grad, tensor in zip(grads, clipped, strict=True):
+                np.copyto(grad, tensor.asnumpy())
+        plan.update()
+        bad = first_not_finite([param.asnumpy() for param in params])
+        if bad is not None:
+            raise NotFinite(f"the update made {params[bad].name} infinite or NaN")
+        return value, plan.logits
+
+    @contextlib.contextmanager
+    def _captures_off(self):
+        """No capture records meanwhile (a plan's trace runs the forward once more)."""
+        captures = self.captures
+        was = captures is not None and captures.enabled
+        if captures is not None:
+            captures.enabled = False
+        try:
+            yield
+        finally:
+            if captures is not None:
+                captures.enabled = was
 
     @staticmethod
     def _untrainable_message(param, saved: np.ndarray) -> str:
