@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import glob
 import tracemalloc
 
 import numpy as np
@@ -13,8 +12,6 @@ from app.compiler import compile_project
 from app.io.project_file import load_project
 from engine import _random, nn
 from engine.plan import compile_step
-
-EXAMPLES = sorted(glob.glob("resources/examples/*.cwproj"))
 
 
 def _mlp():
@@ -140,22 +137,6 @@ def _example_data(compiled, n, steps, rs):
     else:
         ys = rs.randn(steps, *out).astype(np.float32)
     return xs, ys
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.split("/")[-1])
-def test_every_example_trains_as_eager_or_says_why_not(path):
-    compiled = compile_project(load_project(path))
-    xs, ys = _example_data(compiled, 8, 100, np.random.RandomState(0))
-    make = lambda: compile_project(load_project(path)).network  # noqa: E731
-    loss = compiled.loss_fn
-    net = make()
-    plan = compile_step(net, loss, OPTIMIZERS["momentum"](net.trainable_params()), xs[0], ys[0])
-    if plan is None:  # the recurrent examples: their containers compute between Cells
-        assert engine.plan.last_reason
-        return
-    args = (make, loss, OPTIMIZERS["momentum"], xs, ys)
-    _assert_same(_train(*args, compiled=False), _train(*args, compiled=True))
 
 
 def _traced(fn):

@@ -31,7 +31,8 @@ def export(window, name, path):
 def test_the_file_menu_holds_every_export(window):
     menu = window.findChild(QMenu, "export_menu")
     names = [a.objectName() for a in menu.actions() if not a.isSeparator()]
-    assert names == [f"export_{n}_action" for n in ("python", "onnx", "torch", "png", "svg", "runs")]
+    kinds = ("python", "onnx", "torch", "png", "svg", "runs")
+    assert names == [f"export_{n}_action" for n in kinds]
     file_menu = window.findChild(QMenu, "file_menu")
     assert menu.menuAction() in file_menu.actions()
 
