@@ -87,8 +87,7 @@ class SweepResults(QWidget):
         queue.addWidget(self.stop_button)
         queue.addWidget(self.resume_button)
 
-        self.parallel = ParallelCoordinates()
-        self.parallel.selection_changed.connect(self._on_parallel_selection_changed)
+        self._parallel: ParallelCoordinates | None = None  # made when first needed
         self.table = QTableWidget()
         self.table.setObjectName("sweep_table")
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
@@ -101,10 +100,11 @@ class SweepResults(QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.setObjectName("sweep_split")
         split.setChildrenCollapsible(False)
-        split.addWidget(self.parallel)
+        split.addWidget(QWidget())  # the parallel coordinates' place
         split.addWidget(self.table)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
+        self._split = split
 
         self.best_label = QLabel()
         self.best_label.setObjectName("sweep_best")
@@ -156,13 +156,25 @@ class SweepResults(QWidget):
         self.message.setStyleSheet(ERROR_STYLE if error else "")
         self.message.setVisible(bool(text))
 
+    @property
+    def parallel(self) -> ParallelCoordinates:
+        """The parallel coordinates, made when first needed: a window that never sweeps
+        does not pay for the plot as it opens."""
+        if self._parallel is None:
+            self._parallel = ParallelCoordinates()
+            self._parallel.selection_changed.connect(self._on_parallel_selection_changed)
+            self._split.replaceWidget(0, self._parallel).deleteLater()
+            self._split.setStretchFactor(0, 3)
+        return self._parallel
+
     def show_results(self, axes: Sequence[PCAxis], rows: Sequence[SweepRow],
                      best_id: str | None) -> None:  # fmt: skip
         """The sweep's runs on `axes` (the swept settings, then the metric's axis, last)."""
         self.axes, self.rows, self.best_id = list(axes), list(rows), best_id
         metric = self.axes[-1] if self.axes else None
-        self.parallel.set_runs(self.axes, [(r.run_id, {**r.values, metric.name: r.metric})
-                                           for r in self.rows] if metric else [])  # fmt: skip
+        if metric is not None or self._parallel is not None:
+            self.parallel.set_runs(self.axes, [(r.run_id, {**r.values, metric.name: r.metric})
+                                               for r in self.rows] if metric else [])  # fmt: skip
         self._fill_table()
         best = next((r for r in self.rows if r.run_id == best_id), None)
         self.apply_button.setEnabled(best is not None)
@@ -208,7 +220,8 @@ class SweepResults(QWidget):
                     item.setData(Qt.ItemDataRole.UserRole, row.run_id)
                 table.setItem(i, column, item)
         table.setSortingEnabled(True)
-        self._filter_table(self.parallel.selected())
+        self._filter_table(self._parallel.selected() if self._parallel is not None
+                           else [r.run_id for r in self.rows])  # fmt: skip
 
     def _filter_table(self, selected: Sequence[str]) -> None:
         chosen = set(selected)
