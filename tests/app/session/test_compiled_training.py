@@ -75,7 +75,12 @@ def test_the_spiral_example_trains_as_eager_in_100_steps():
 @pytest.mark.slow
 @pytest.mark.parametrize("name", SLOW_EXAMPLES)
 def test_every_example_trains_as_eager_in_100_steps(name):
-    _, compiled = both(EXAMPLES / f"{name}.cwproj", hundred_steps)
+    def small_batches():  # the example's network and data, at a batch of 16 at most
+        project = load_project(EXAMPLES / f"{name}.cwproj")
+        project.training["batch_size"] = min(project.training.get("batch_size", 32), 16)
+        return project
+
+    _, compiled = both(small_batches, hundred_steps)
     assert plan_steps(compiled) >= 95
 
 
