@@ -100,7 +100,10 @@ class SweepResults(QWidget):
         split = QSplitter(Qt.Orientation.Vertical)
         split.setObjectName("sweep_split")
         split.setChildrenCollapsible(False)
-        split.addWidget(QWidget())  # the parallel coordinates' place
+        self._parallel_place = QWidget()  # the parallel coordinates go in when first needed
+        place = QVBoxLayout(self._parallel_place)
+        place.setContentsMargins(0, 0, 0, 0)
+        split.addWidget(self._parallel_place)
         split.addWidget(self.table)
         split.setStretchFactor(0, 3)
         split.setStretchFactor(1, 2)
@@ -163,8 +166,10 @@ class SweepResults(QWidget):
         if self._parallel is None:
             self._parallel = ParallelCoordinates()
             self._parallel.selection_changed.connect(self._on_parallel_selection_changed)
-            self._split.replaceWidget(0, self._parallel).deleteLater()
-            self._split.setStretchFactor(0, 3)
+            self._parallel_place.layout().addWidget(self._parallel)
+            total = sum(self._split.sizes())  # laid out already: give the plot its share
+            if total:
+                self._split.setSizes([total * 3 // 5, total - total * 3 // 5])
         return self._parallel
 
     def show_results(self, axes: Sequence[PCAxis], rows: Sequence[SweepRow],
